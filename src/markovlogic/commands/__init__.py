@@ -1,0 +1,1 @@
+"""One module per `mln` subcommand; cli.py registers them."""

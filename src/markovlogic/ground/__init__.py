@@ -1,0 +1,1 @@
+"""ground layer (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""infer layer (see DESIGN.md)."""

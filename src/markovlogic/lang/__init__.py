@@ -1,0 +1,1 @@
+"""lang layer (see DESIGN.md)."""

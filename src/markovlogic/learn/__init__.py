@@ -1,0 +1,1 @@
+"""learn layer (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""logic layer (see DESIGN.md)."""

@@ -1,0 +1,93 @@
+"""The public model objects: ``MLN`` (declarations and weighted formulas) and
+``Database`` (evidence).
+
+They are plain containers with value equality; parsing lives in ``lang/`` and
+printing back to Alchemy syntax in ``lang/printer.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .lang.ast import (
+    EvidenceAtom,
+    FormulaDecl,
+    FunctionDecl,
+    FunctionValue,
+    PredicateDecl,
+)
+
+
+@dataclass
+class MLN:
+    """A Markov logic network: types, predicates, functions and weighted formulas.
+
+    ``types`` maps a type name to the constants declared for it (in order;
+    types that appear only in predicate declarations map to ``()``).
+    """
+
+    types: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    predicates: dict[str, PredicateDecl] = field(default_factory=dict)
+    functions: dict[str, FunctionDecl] = field(default_factory=dict)
+    formulas: list[FormulaDecl] = field(default_factory=list)
+
+    # ------------------------------------------------------------ reading
+    @classmethod
+    def from_file(cls, path: str | Path | list[str | Path]) -> "MLN":
+        """Parse one .mln file (or several, read as one program in order)."""
+        from .lang.parser import parse_mln_files
+
+        paths = path if isinstance(path, list) else [path]
+        return parse_mln_files([Path(p) for p in paths])
+
+    @classmethod
+    def from_string(cls, text: str, filename: str = "<string>") -> "MLN":
+        from .lang.parser import parse_mln_text
+
+        return parse_mln_text(text, filename=filename)
+
+    # ------------------------------------------------------------ writing
+    def to_string(self) -> str:
+        from .lang.printer import print_mln
+
+        return print_mln(self)
+
+    def save(self, path: str | Path) -> None:
+        from .io import write_text_atomic
+
+        write_text_atomic(Path(path), self.to_string())
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+
+@dataclass
+class Database:
+    """Evidence: ground atoms with truth values and function values."""
+
+    atoms: list[EvidenceAtom] = field(default_factory=list)
+    function_values: list[FunctionValue] = field(default_factory=list)
+
+    @classmethod
+    def from_file(cls, path: str | Path | list[str | Path], mln: MLN | None = None) -> "Database":
+        """Parse one .db file (or several, concatenated). With ``mln``, check
+        every atom against its declarations."""
+        from .lang.parser import parse_db_files
+
+        paths = path if isinstance(path, list) else [path]
+        return parse_db_files([Path(p) for p in paths], mln=mln)
+
+    @classmethod
+    def from_string(cls, text: str, filename: str = "<string>", mln: MLN | None = None) -> "Database":
+        from .lang.parser import parse_db_text
+
+        return parse_db_text(text, filename=filename, mln=mln)
+
+    def to_string(self) -> str:
+        from .lang.printer import print_db
+
+        return print_db(self)
+
+    def __len__(self) -> int:
+        return len(self.atoms) + len(self.function_values)
