@@ -47,6 +47,32 @@ class MLN:
 
         return parse_mln_text(text, filename=filename)
 
+    # ------------------------------------------------------------ inference
+    def ground(self, db: "Database | list[Database]", queries=None, **options):
+        """The ground Markov network (``GroundNetwork``) for this evidence."""
+        from .api import ground_model
+
+        return ground_model(self, db, queries, **options)
+
+    def map(self, db: "Database | list[Database]", queries=None, method: str = "ilp", **options):
+        """The most likely world (``MapAnswer``: ``.atoms``, ``.frame``, ``.score``, ``.bound``)."""
+        from .api import map_inference
+
+        return map_inference(self, db, queries, method=method, **options)
+
+    def infer(self, db: "Database | list[Database]", queries=None, method: str = "mcsat", **options):
+        """Marginal probabilities of the query atoms (``Marginals``: ``.frame``, ``.as_dict()``)."""
+        from .api import marginal_inference
+
+        return marginal_inference(self, db, queries, method=method, **options)
+
+    def learn(self, db: "Database | list[Database]", query_predicates=None, method: str = "dn", **options) -> "MLN":
+        """A new MLN with weights learned from the training database(s)."""
+        from .learn.api import learn_weights
+
+        dbs = [db] if isinstance(db, Database) else list(db)
+        return learn_weights(self, dbs, query_predicates=query_predicates, method=method, **options)
+
     # ------------------------------------------------------------ writing
     def to_string(self) -> str:
         from .lang.printer import print_mln

@@ -1,0 +1,242 @@
+"""Model-level inference: from an MLN and evidence to named answers.
+
+``MLN.ground``, ``MLN.map`` and ``MLN.infer`` call these functions; the
+``mln infer`` command does too. They ground, run an algorithm from ``infer/``
+on the ground network, and wrap its arrays with atom names: a set and a pandas
+DataFrame for MAP, a DataFrame and a dict for marginals.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import OptionError
+from .ground.network import GroundNetwork
+from .lang.ast import Query
+
+if TYPE_CHECKING:
+    from .model import MLN, Database
+
+MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact")
+MARGINAL_METHODS = ("mcsat", "gibbs", "exact")
+
+
+def _atom_frame(net: GroundNetwork, atoms: np.ndarray) -> pd.DataFrame:
+    """predicate and argument names of the given atom ids, one row each."""
+    preds = np.asarray(net.predicates, dtype=object)[net.atom_pred[atoms]]
+    consts = np.asarray(net.constants + ("",), dtype=object)  # -1 pads map to ""
+    args = net.atom_args[atoms]
+    arg_names = consts[np.where(args < 0, len(net.constants), args)]
+    arguments = [tuple(a for a in row if a != "") for row in arg_names.tolist()]
+    names = [f"{p}({','.join(a)})" for p, a in zip(preds.tolist(), arguments)]
+    return pd.DataFrame({"atom": names, "predicate": preds.tolist(), "arguments": arguments})
+
+
+@dataclass
+class MapAnswer:
+    """The most likely world: true query atoms, score and (exact methods) bound."""
+
+    network: GroundNetwork
+    world: np.ndarray            # bool over network atoms
+    score: float
+    cost: float
+    hard_violated: int
+    method: str
+    optimal: bool = False
+    bound: float | None = None
+    gap: float | None = None
+    ground_seconds: float = 0.0
+    infer_seconds: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """Every query atom with its value (True/False)."""
+        q = np.flatnonzero(self.network.is_query)
+        df = _atom_frame(self.network, q)
+        df["value"] = self.world[q]
+        return df.sort_values("atom", kind="stable").reset_index(drop=True)
+
+    @property
+    def atoms(self) -> set[str]:
+        """The query atoms that are true in the MAP world."""
+        df = self.frame
+        return set(df.loc[df["value"], "atom"])
+
+    def to_alchemy(self, all_atoms: bool = False) -> str:
+        """Alchemy's result format: true atoms one per line, or every atom with 0/1."""
+        df = self.frame
+        if all_atoms:
+            lines = [f"{a} {int(v)}" for a, v in zip(df["atom"], df["value"])]
+        else:
+            lines = df.loc[df["value"], "atom"].tolist()
+        return "".join(line + "\n" for line in lines)
+
+
+@dataclass
+class Marginals:
+    """P(atom = true) for every query atom."""
+
+    network: GroundNetwork
+    probabilities: np.ndarray    # over network atoms
+    method: str
+    samples: int = 0
+    ground_seconds: float = 0.0
+    infer_seconds: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        q = np.flatnonzero(self.network.is_query)
+        df = _atom_frame(self.network, q)
+        df["probability"] = self.probabilities[q]
+        return df.sort_values("atom", kind="stable").reset_index(drop=True)
+
+    def as_dict(self) -> dict[str, float]:
+        df = self.frame
+        return dict(zip(df["atom"], df["probability"].astype(float)))
+
+    def to_alchemy(self) -> str:
+        df = self.frame
+        return "".join(f"{a} {p:.4f}\n" for a, p in zip(df["atom"], df["probability"]))
+
+
+def normalize_queries(mln: "MLN", queries: Sequence[str | Query] | str | None) -> list[Query] | None:
+    """Accept ``"Smokes,Cancer"``, ``["Smokes", "advisedBy(x,Ida)"]`` or Query objects."""
+    if queries is None:
+        return None
+    from .lang.parser import parse_queries
+
+    if isinstance(queries, str):
+        queries = [queries]
+    out: list[Query] = []
+    for q in queries:
+        if isinstance(q, Query):
+            out.append(q)
+        else:
+            out.extend(parse_queries(q, mln))
+    return out
+
+
+def _as_list(db: "Database | Sequence[Database]") -> list["Database"]:
+    from .model import Database
+
+    return [db] if isinstance(db, Database) else list(db)
+
+
+def ground_model(
+    mln: "MLN",
+    db: "Database | Sequence[Database]",
+    queries: Sequence[str | Query] | str | None = None,
+    *,
+    closed: Sequence[str] = (),
+    open_: Sequence[str] = (),
+    db_path: str | None = None,
+    **options,
+) -> GroundNetwork:
+    from .ground import ground
+
+    return ground(
+        mln,
+        _as_list(db),
+        normalize_queries(mln, queries),
+        closed=closed,
+        open_=open_,
+        db_path=db_path,
+        **options,
+    )
+
+
+def map_inference(
+    mln: "MLN",
+    db: "Database | Sequence[Database]",
+    queries: Sequence[str | Query] | str | None = None,
+    *,
+    method: str = "ilp",
+    closed: Sequence[str] = (),
+    open_: Sequence[str] = (),
+    db_path: str | None = None,
+    **options,
+) -> MapAnswer:
+    """The most likely world of the query atoms given the evidence."""
+    if method not in MAP_METHODS:
+        raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
+    start = time.perf_counter()
+    if method == "cpi":
+        from .infer.cpi import cpi_map
+
+        result, net, ground_seconds = cpi_map(
+            mln, _as_list(db), normalize_queries(mln, queries),
+            closed=closed, open_=open_, db_path=db_path, **options,
+        )
+    else:
+        net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
+        ground_seconds = time.perf_counter() - start
+        from .infer.map import solve_map
+
+        result = solve_map(net, method=method, **options)
+    total = time.perf_counter() - start
+    return MapAnswer(
+        network=net,
+        world=result.world,
+        score=result.score,
+        cost=result.cost,
+        hard_violated=result.hard_violated,
+        method=method,
+        optimal=result.optimal,
+        bound=result.bound,
+        gap=result.gap,
+        ground_seconds=ground_seconds,
+        infer_seconds=total - ground_seconds,
+        stats=dict(result.stats),
+    )
+
+
+def _check_sampling_options(options: dict) -> None:
+    """Reject bad sampling options before any grounding work starts."""
+    for name, minimum in (("samples", 1), ("burn_in", 0), ("chains", 1)):
+        value = options.get(name)
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < minimum):
+            raise OptionError(f"{name.replace('_', '-')} must be an integer >= {minimum}, got {value!r}")
+    seconds = options.get("max_seconds")
+    if seconds is not None and seconds <= 0:
+        raise OptionError(f"max-seconds must be positive, got {seconds!r}")
+
+
+def marginal_inference(
+    mln: "MLN",
+    db: "Database | Sequence[Database]",
+    queries: Sequence[str | Query] | str | None = None,
+    *,
+    method: str = "mcsat",
+    closed: Sequence[str] = (),
+    open_: Sequence[str] = (),
+    db_path: str | None = None,
+    **options,
+) -> Marginals:
+    """P(atom = true | evidence) for every query atom."""
+    if method not in MARGINAL_METHODS:
+        raise OptionError(
+            f"unknown marginal method {method!r}; choose one of {', '.join(MARGINAL_METHODS)}"
+        )
+    _check_sampling_options(options)
+    from .infer.marginals import solve_marginals
+
+    start = time.perf_counter()
+    net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
+    ground_seconds = time.perf_counter() - start
+    result = solve_marginals(net, method=method, **options)
+    return Marginals(
+        network=net,
+        probabilities=result.probabilities,
+        method=method,
+        samples=result.samples,
+        ground_seconds=ground_seconds,
+        infer_seconds=time.perf_counter() - start - ground_seconds,
+        stats=dict(result.stats),
+    )
