@@ -37,6 +37,9 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .commands.infer import rewrite_alchemy_argv
+
+    argv = rewrite_alchemy_argv(sys.argv[1:] if argv is None else list(argv))
     try:
         app(args=argv, standalone_mode=False, prog_name="mln")
     except MarkovLogicError as exc:

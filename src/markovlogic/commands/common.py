@@ -1,0 +1,50 @@
+"""Input loading shared by the subcommands: model files, evidence files, queries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import OptionError
+from ..lang.ast import Query
+from ..model import MLN, Database
+
+
+def split_list(value: str | None) -> list[str]:
+    """``"a.mln,b.mln"`` -> ``["a.mln", "b.mln"]`` (empty items dropped)."""
+    if not value:
+        return []
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _existing(paths: list[str], what: str) -> list[Path]:
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise OptionError(f"{what} file not found: {p}")
+        out.append(path)
+    return out
+
+
+def load_inputs(
+    input: str,
+    evidence: str | None,
+    queries: str | None,
+    query_file: Path | None,
+) -> tuple[MLN, list[Database], list[Query] | None]:
+    """Parse the model, the evidence (several files form one world) and the queries."""
+    from ..lang.parser import parse_queries
+
+    mln_paths = _existing(split_list(input), "MLN")
+    if not mln_paths:
+        raise OptionError("no MLN file given (-i)")
+    mln = MLN.from_file(list(mln_paths))
+    db_paths = _existing(split_list(evidence), "evidence")
+    dbs = [Database.from_file(list(db_paths), mln=mln)] if db_paths else [Database()]
+    query_list: list[Query] | None = None
+    if queries:
+        query_list = parse_queries(queries, mln)
+    if query_file is not None:
+        qpath = _existing([str(query_file)], "query")[0]
+        query_list = (query_list or []) + parse_queries(qpath.read_text(), mln, filename=str(qpath))
+    return mln, dbs, query_list

@@ -1,0 +1,183 @@
+"""``mln infer``: MAP or marginal inference, Alchemy's result format.
+
+MAP (``--map``, or Alchemy's ``-m``/``-a``) writes the true query atoms one per
+line (``-a``: every query atom with 0/1); marginals (default) write
+``atom probability`` per query atom. Results are written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..errors import OptionError
+from ..io import write_text_atomic
+from .common import load_inputs, split_list
+
+console = Console(stderr=True, highlight=False)
+
+# Alchemy spells some options with several letters after one dash; click does not.
+ALCHEMY_SPELLINGS = {"-ms": "--mcsat", "-mcsat": "--mcsat", "-gibbs": "--gibbs"}
+
+
+def rewrite_alchemy_argv(argv: list[str]) -> list[str]:
+    return [ALCHEMY_SPELLINGS.get(a, a) for a in argv]
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def infer_command(
+    input: str = typer.Option(..., "-i", "--input", help="MLN file(s), comma-separated."),
+    evidence: Optional[str] = typer.Option(None, "-e", "--evidence", help="Evidence .db file(s), comma-separated."),
+    queries: Optional[str] = typer.Option(None, "-q", "--queries", help="Query predicates or atoms, comma-separated."),
+    query_file: Optional[Path] = typer.Option(None, "-f", "--query-file", help="File of query predicates/atoms."),
+    result: Optional[Path] = typer.Option(None, "-r", "--result", help="Result file (default: print to stdout)."),
+    map_: bool = typer.Option(False, "--map", help="MAP inference (most likely world) instead of marginals."),
+    map_true: bool = typer.Option(False, "-m", help="Alchemy: MAP, write the true query atoms."),
+    map_all: bool = typer.Option(False, "-a", help="Alchemy: MAP, write every query atom with 0/1."),
+    method: Optional[str] = typer.Option(
+        None, "--method",
+        help="MAP: ilp (default), maxwalksat, cpi, cpsat, exact. Marginals: mcsat (default), gibbs, exact.",
+    ),
+    mcsat: bool = typer.Option(False, "--mcsat", help="Alchemy's -ms: marginals with MC-SAT."),
+    gibbs: bool = typer.Option(False, "-p", "--gibbs", help="Alchemy's -p: marginals with Gibbs sampling."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time limit for inference."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw (MC-SAT, Gibbs)."),
+    burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in samples (MC-SAT, Gibbs)."),
+    chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs chains."),
+    max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try."),
+    tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT restarts."),
+    noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise (random-walk probability)."),
+    closed: Optional[str] = typer.Option(None, "-c", "--closed", help="Predicates to treat as closed-world."),
+    open_: Optional[str] = typer.Option(None, "-o", "--open", help="Predicates to treat as open-world."),
+    db_file: Optional[Path] = typer.Option(None, "--db-file", help="Keep the evidence database in this file (data larger than memory)."),
+    stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write figures (atoms, clauses, seconds, score...) as JSON."),
+) -> None:
+    """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
+    from ..api import MARGINAL_METHODS, MAP_METHODS, map_inference, marginal_inference
+
+    want_map = map_ or map_true or map_all
+    if want_map and (mcsat or gibbs):
+        raise OptionError("--map (-m/-a) cannot be combined with -ms/-p (marginal inference)")
+    if mcsat and gibbs:
+        raise OptionError("choose one of -ms (MC-SAT) and -p (Gibbs)")
+    if map_true and map_all:
+        raise OptionError("choose one of -m (true atoms) and -a (all atoms with 0/1)")
+    if method is None:
+        method = "ilp" if want_map else ("gibbs" if gibbs else "mcsat")
+    elif (mcsat and method != "mcsat") or (gibbs and method != "gibbs"):
+        raise OptionError(f"--method {method} contradicts {'-ms' if mcsat else '-p'}")
+    allowed = MAP_METHODS if want_map else MARGINAL_METHODS
+    if method not in allowed:
+        kind = "MAP" if want_map else "marginal"
+        raise OptionError(f"unknown {kind} method {method!r}; choose one of {', '.join(allowed)}")
+
+    mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
+    common = dict(closed=split_list(closed), open_=split_list(open_), db_path=str(db_file) if db_file else None)
+
+    stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
+    if want_map:
+        options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
+                                          max_tries=tries, noise=noise).items() if v is not None}
+        if method in ("ilp", "cpsat", "exact"):
+            options.pop("seed", None)
+            for k in ("max_flips", "max_tries", "noise"):
+                if k in options:
+                    raise OptionError(f"--{k.replace('_', '-')} applies to maxwalksat only")
+        answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
+        text = answer.to_alchemy(all_atoms=map_all)
+        net = answer.network
+        stats.update(
+            score=answer.score, cost=answer.cost, hard_violated=answer.hard_violated,
+            optimal=answer.optimal, bound=answer.bound, gap=answer.gap,
+            ground_seconds=answer.ground_seconds, infer_seconds=answer.infer_seconds,
+        )
+        stats.update({k: v for k, v in answer.stats.items() if isinstance(v, (int, float, str, bool))})
+    else:
+        options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, samples=samples,
+                                          burn_in=burn_in, chains=chains).items() if v is not None}
+        if method == "exact":
+            for k in ("samples", "burn_in", "chains"):
+                if k in options:
+                    raise OptionError(f"--{k.replace('_', '-')} does not apply to exact inference")
+            options.pop("seed", None)
+        elif chains is not None and method != "gibbs":
+            raise OptionError("--chains applies to gibbs only")
+        with _sampling_progress(method, options.get("samples", 1000)) as progress:
+            if progress is not None:
+                options["progress"] = progress
+            answer = marginal_inference(mln, dbs, query_list, method=method, **common, **options)
+        text = answer.to_alchemy()
+        net = answer.network
+        seconds = answer.infer_seconds
+        stats.update(
+            samples=answer.samples, ground_seconds=answer.ground_seconds, infer_seconds=seconds,
+            samples_per_second=(answer.samples / seconds) if seconds > 0 and answer.samples else None,
+        )
+        stats.update({k: v for k, v in answer.stats.items() if isinstance(v, (int, float, str, bool))})
+
+    stats.update(
+        atoms=net.n_atoms, query_atoms=int(net.is_query.sum()), clauses=net.n_clauses,
+        hard_clauses=int(net.is_hard.sum()), components=net.n_components, peak_mb=_peak_mb(),
+    )
+    if result is not None:
+        write_text_atomic(result, text)
+    else:
+        sys.stdout.write(text)
+    _print_summary(stats, result)
+    if stats_json is not None:
+        write_text_atomic(stats_json, json.dumps(stats, indent=2, default=float) + "\n")
+
+
+class _sampling_progress:
+    """A rich progress bar for samplers; shows up only when sampling takes a while."""
+
+    def __init__(self, method: str, total: int) -> None:
+        self.enabled = method in ("mcsat", "gibbs") and console.is_terminal
+        self.total = total
+        self.progress: Progress | None = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        self.progress = Progress(
+            TextColumn("sampling"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=console, transient=True,
+        )
+        self.progress.start()
+        task = self.progress.add_task("sampling", total=self.total)
+        return lambda done: self.progress.update(task, completed=done)
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _print_summary(stats: dict, result: Path | None) -> None:
+    table = Table(show_header=False, box=None, pad_edge=False)
+    keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
+            "ground_seconds", "infer_seconds", "score", "cost", "hard_violated", "bound", "gap",
+            "optimal", "samples", "samples_per_second", "flips_per_second"]
+    for k in keys:
+        v = stats.get(k)
+        if v is None:
+            continue
+        table.add_row(k.replace("_", " "), f"{v:.4g}" if isinstance(v, float) else str(v))
+    if result is not None:
+        table.add_row("result", str(result))
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("infer")(infer_command)
