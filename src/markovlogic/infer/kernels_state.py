@@ -1,0 +1,261 @@
+"""Clause state shared by the local-search kernels (MaxWalkSAT, SampleSAT, ...).
+
+Two pieces:
+
+``SatArrays`` / :func:`sat_arrays`
+    A normalised copy of a network's clauses, built once with numpy: duplicate
+    literals removed, tautologies (``a v !a``) and zero-weight soft clauses
+    dropped (their constant contribution kept in ``const_score`` /
+    ``const_cost``), empty clauses dropped (an empty hard clause is counted in
+    ``n_empty_hard``: it can never hold). After normalisation every atom occurs
+    at most once per clause, which the incremental kernels rely on. It also
+    carries the reverse index atom -> *literal* (not just clause), so a kernel
+    knows the sign of the atom in each of its clauses, and ``lit_clause``.
+    ``orig_clause`` maps each kept clause back to its id in the network.
+
+numba kernels over those arrays
+    :func:`init_counts` fills, for a world, ``count[c]`` (number of true
+    literals of clause ``c``) and ``txor[c]`` (XOR of the atom ids of the true
+    literals: when ``count[c] == 1`` it *is* the id of the one true atom, the
+    "critical" atom whose flip would break the clause).
+    :func:`flip_counts` flips one atom and updates both in O(degree).
+    :func:`lit_true` tells whether a literal is true in a world.
+
+Usage from another kernel (e.g. SampleSAT)::
+
+    sat = sat_arrays(net)
+    count = np.zeros(sat.n_clauses, np.int32); txor = np.zeros(sat.n_clauses, np.int32)
+    init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, txor)
+    flip_counts(a, world, sat.atom_lit_start, sat.atom_lit, sat.lit_clause,
+                sat.lit_positive, count, txor)   # world[a] is flipped in place
+
+``world`` is a ``bool`` numpy array (numba treats it as ``boolean[:]``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from ..ground.network import GroundNetwork
+
+
+class SatArrays(NamedTuple):
+    n_atoms: int
+    clause_start: np.ndarray   # int64[n_clauses + 1]
+    lit_atom: np.ndarray       # int32[n_lits]
+    lit_positive: np.ndarray   # bool[n_lits]
+    lit_clause: np.ndarray     # int32[n_lits]: clause of each literal
+    weight: np.ndarray         # float64[n_clauses] (0 for hard)
+    is_hard: np.ndarray        # bool[n_clauses]
+    orig_clause: np.ndarray    # int64[n_clauses]: clause id in the network
+    atom_lit_start: np.ndarray  # int64[n_atoms + 1]
+    atom_lit: np.ndarray       # int32[n_lits]: literal ids, grouped by atom
+    block_start: np.ndarray    # int64[n_blocks + 1]
+    block_atoms: np.ndarray    # int32[n_block_atoms]
+    atom_block: np.ndarray     # int32[n_atoms], -1 if in no block
+    const_score: float         # score of the dropped soft tautologies
+    const_cost: float          # cost of dropped soft clauses that are always violated
+    n_empty_hard: int          # hard clauses with no literal (never satisfiable)
+
+    @property
+    def n_clauses(self) -> int:
+        return len(self.clause_start) - 1
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.block_start) - 1
+
+
+def _csr_gather(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """New CSR start array and the flat element indices of ``rows`` of a CSR."""
+    rows = np.asarray(rows, dtype=np.int64)
+    sizes = start[rows + 1] - start[rows]
+    new_start = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=new_start[1:])
+    total = int(new_start[-1])
+    # element k of the output belongs to row r = rows[j]; its index is start[r] + (k - new_start[j])
+    owner = np.repeat(np.arange(len(rows), dtype=np.int64), sizes)
+    idx = start[rows][owner] + (np.arange(total, dtype=np.int64) - new_start[:-1][owner])
+    return new_start, idx
+
+
+def reverse_index(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR atom -> literal ids (stable by literal id)."""
+    atom_lit = np.argsort(lit_atom, kind="stable").astype(np.int32)
+    atom_lit_start = np.zeros(n_atoms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=atom_lit_start[1:])
+    return atom_lit_start, atom_lit
+
+
+def normalise_clauses(
+    n_atoms: int,
+    clause_start: np.ndarray,
+    lit_atom: np.ndarray,
+    lit_positive: np.ndarray,
+    weight: np.ndarray,
+    is_hard: np.ndarray,
+    block_start: np.ndarray,
+    block_atoms: np.ndarray,
+    orig_clause: np.ndarray | None = None,
+) -> SatArrays:
+    """Normalise raw CSR clauses into :class:`SatArrays` (see module docstring)."""
+    clause_start = np.asarray(clause_start, dtype=np.int64)
+    lit_atom = np.asarray(lit_atom, dtype=np.int32)
+    lit_positive = np.asarray(lit_positive, dtype=bool)
+    weight = np.asarray(weight, dtype=np.float64)
+    is_hard = np.asarray(is_hard, dtype=bool)
+    n_clauses = len(clause_start) - 1
+    if orig_clause is None:
+        orig_clause = np.arange(n_clauses, dtype=np.int64)
+    sizes = np.diff(clause_start)
+    clause_of_lit = np.repeat(np.arange(n_clauses, dtype=np.int64), sizes)
+
+    # sort literals by (clause, atom, sign) and find repeated atoms within a clause
+    order = np.lexsort((lit_positive, lit_atom, clause_of_lit))
+    c_s, a_s, p_s = clause_of_lit[order], lit_atom[order], lit_positive[order]
+    same_atom = np.zeros(len(order), dtype=bool)
+    same_atom[1:] = (c_s[1:] == c_s[:-1]) & (a_s[1:] == a_s[:-1])
+    duplicate = same_atom.copy()
+    duplicate[1:] &= p_s[1:] == p_s[:-1]
+    tautology_lit = same_atom & ~duplicate
+    tautological = np.zeros(n_clauses, dtype=bool)
+    tautological[c_s[tautology_lit]] = True
+
+    empty = sizes == 0
+    soft = ~is_hard
+    const_score = float(weight[soft & tautological].sum())
+    # an empty soft clause is never satisfied: cost |w| if w > 0, nothing if w < 0
+    const_cost = float(weight[soft & empty & (weight > 0)].sum()) + float(
+        -weight[soft & tautological & (weight < 0)].sum()
+    )
+    n_empty_hard = int((is_hard & empty).sum())
+    keep_clause = ~tautological & ~empty & (is_hard | (weight != 0.0))
+
+    keep_lit = ~duplicate & keep_clause[c_s]
+    c_k = c_s[keep_lit]
+    kept_ids = np.flatnonzero(keep_clause)
+    new_id = np.full(n_clauses, -1, dtype=np.int64)
+    new_id[kept_ids] = np.arange(len(kept_ids))
+    new_lit_clause = new_id[c_k].astype(np.int32)
+    new_start = np.zeros(len(kept_ids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(new_lit_clause, minlength=len(kept_ids)), out=new_start[1:])
+    new_lit_atom = a_s[keep_lit].astype(np.int32)
+    atom_lit_start, atom_lit = reverse_index(n_atoms, new_lit_atom)
+
+    block_start = np.asarray(block_start, dtype=np.int64)
+    block_atoms = np.asarray(block_atoms, dtype=np.int32)
+    atom_block = np.full(n_atoms, -1, dtype=np.int32)
+    atom_block[block_atoms] = np.repeat(np.arange(len(block_start) - 1, dtype=np.int32), np.diff(block_start))
+    return SatArrays(
+        n_atoms=int(n_atoms),
+        clause_start=new_start,
+        lit_atom=new_lit_atom,
+        lit_positive=np.ascontiguousarray(p_s[keep_lit]),
+        lit_clause=new_lit_clause,
+        weight=np.where(is_hard, 0.0, weight)[kept_ids],
+        is_hard=is_hard[kept_ids],
+        orig_clause=np.asarray(orig_clause, dtype=np.int64)[kept_ids],
+        atom_lit_start=atom_lit_start,
+        atom_lit=atom_lit,
+        block_start=block_start,
+        block_atoms=block_atoms,
+        atom_block=atom_block,
+        const_score=const_score,
+        const_cost=const_cost,
+        n_empty_hard=n_empty_hard,
+    )
+
+
+def sat_arrays(net: GroundNetwork) -> SatArrays:
+    """The normalised clause arrays of a whole network."""
+    return normalise_clauses(
+        net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive, net.weight,
+        net.is_hard, net.block_start, net.block_atoms,
+    )
+
+
+def subset(sat: SatArrays, atoms: np.ndarray, clauses: np.ndarray, blocks: np.ndarray) -> SatArrays:
+    """The part of ``sat`` over ``atoms`` (renumbered 0..len-1 in the given
+    order), keeping ``clauses`` and ``blocks`` (which must only mention those
+    atoms: e.g. a union of connected components). Constants are not carried
+    over (they belong to the whole network)."""
+    atoms = np.asarray(atoms, dtype=np.int64)
+    local = np.full(sat.n_atoms, -1, dtype=np.int64)
+    local[atoms] = np.arange(len(atoms))
+    cstart, lidx = _csr_gather(sat.clause_start, clauses)
+    bstart, bidx = _csr_gather(sat.block_start, blocks)
+    lit_atom = local[sat.lit_atom[lidx]].astype(np.int32)
+    block_atoms = local[sat.block_atoms[bidx]].astype(np.int32)
+    clauses = np.asarray(clauses, dtype=np.int64)
+    lit_clause = np.repeat(np.arange(len(clauses), dtype=np.int32), np.diff(cstart))
+    atom_lit_start, atom_lit = reverse_index(len(atoms), lit_atom)
+    atom_block = np.full(len(atoms), -1, dtype=np.int32)
+    atom_block[block_atoms] = np.repeat(np.arange(len(blocks), dtype=np.int32), np.diff(bstart))
+    return SatArrays(
+        n_atoms=len(atoms),
+        clause_start=cstart,
+        lit_atom=lit_atom,
+        lit_positive=sat.lit_positive[lidx],
+        lit_clause=lit_clause,
+        weight=sat.weight[clauses],
+        is_hard=sat.is_hard[clauses],
+        orig_clause=sat.orig_clause[clauses],
+        atom_lit_start=atom_lit_start,
+        atom_lit=atom_lit,
+        block_start=bstart,
+        block_atoms=block_atoms,
+        atom_block=atom_block,
+        const_score=0.0,
+        const_cost=0.0,
+        n_empty_hard=0,
+    )
+
+
+def clause_component(sat: SatArrays, component: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Component id of each (non-empty) clause and each block of ``sat``."""
+    comp = np.asarray(component)
+    clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]] if sat.n_clauses else np.zeros(0, np.int32)
+    block_comp = comp[sat.block_atoms[sat.block_start[:-1]]] if sat.n_blocks else np.zeros(0, np.int32)
+    return clause_comp, block_comp
+
+
+# ---------------------------------------------------------------- numba kernels
+
+@nb.njit(cache=True, inline="always")
+def lit_true(world, lit_atom, lit_positive, i):
+    """Literal ``i`` is true in ``world``."""
+    return world[lit_atom[i]] == lit_positive[i]
+
+
+@nb.njit(cache=True)
+def init_counts(world, clause_start, lit_atom, lit_positive, count, txor):
+    """Fill ``count`` (true literals per clause) and ``txor`` (XOR of the ids of
+    the atoms of the true literals) for ``world``."""
+    n_clauses = len(clause_start) - 1
+    for c in range(n_clauses):
+        k = 0
+        x = 0
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if world[lit_atom[i]] == lit_positive[i]:
+                k += 1
+                x ^= lit_atom[i]
+        count[c] = k
+        txor[c] = x
+
+
+@nb.njit(cache=True)
+def flip_counts(a, world, atom_lit_start, atom_lit, lit_clause, lit_positive, count, txor):
+    """Flip atom ``a`` in ``world`` and update ``count``/``txor`` of its clauses."""
+    new = not world[a]
+    world[a] = new
+    for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
+        i = atom_lit[k]
+        c = lit_clause[i]
+        if lit_positive[i] == new:
+            count[c] += 1
+        else:
+            count[c] -= 1
+        txor[c] ^= a
