@@ -66,6 +66,7 @@ class ClauseTemplate:
     formula_index: int = -1                       # index into MLN.formulas (-1: generated, e.g. blocks)
     clause_index: int = 0                         # index among the formula's CNF clauses
     weight_scale: float = 1.0                     # this clause's weight = weight_scale * formula weight (learning ties)
+    variant: int = 0                              # '*' sign combination (Alchemy: one learned weight per variant)
 
     @property
     def variable_types(self) -> dict[str, str]:
