@@ -32,6 +32,9 @@ Pipeline for one ``FormulaDecl`` (``compile_formula``):
    ``P(x) ^ Q(x)``), the formula becomes ONE clause, the disjunction of the
    negated literals, with weight ``-w`` (``weight_scale = -1``): for every
    world its score differs from ``w * [P ^ Q]`` by the constant ``-w``.
+   The rule applies only when the literals mention no variable of a
+   universal quantifier written inside the formula (``P(x) ^ FORALL y Q(y)``
+   is split instead), since only then is it exact per grounding.
    Hard formulas give hard clauses (``weight None``), one per CNF clause.
    Formulas without a weight give ``weight None`` and ``hard False`` (see
    :func:`needs_weight`).
@@ -126,7 +129,13 @@ def simplify_clause(disjuncts: Iterable[Disjunct]) -> tuple[Disjunct, ...] | Non
         k = _key(d)
         if k in keys:
             continue
-        if not isinstance(d, ExistsGroup) and _complement_key(d) in keys:
+        if isinstance(d, ExistsGroup):
+            # EXIST y P(y) v EXIST y !P(y) (one conjunct each, same variables)
+            if len(d.conjuncts) == 1 and (
+                ("E", frozenset(d.variables), frozenset([_complement_key(d.conjuncts[0])])) in keys
+            ):
+                return None
+        elif _complement_key(d) in keys:
             return None
         keys.add(k)
         out.append(d)
@@ -384,10 +393,12 @@ def compile_formula(
             not decl.hard
             and len(nonempty) >= 2
             and all(len(c) == 1 and not isinstance(c[0], ExistsGroup) for c, _ in nonempty)
+            and set(_clause_vars(tuple(c[0] for c, _ in nonempty))) <= free_vars(nnf)
         )
         if negate:
             neg = simplify_clause([c[0].negated() for c, _ in nonempty])  # type: ignore[union-attr]
-            if neg is None:  # contradictory conjunction (cannot happen after merge, kept for safety)
+            if neg is None:  # P ^ !P: always false, a constant
+                result.constant_false += 1
                 continue
             shaped: list[tuple[tuple[Disjunct, ...], float]] = [(neg, -1.0)]
         else:
