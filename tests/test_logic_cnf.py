@@ -476,3 +476,23 @@ def test_block_clauses():
         "!Pos(v1,k2,v3) v !Pos(w1,k2,w3) v v1 = w1",
         "!Pos(v1,k2,v3) v !Pos(w1,k2,w3) v v3 = w3",
     ]
+
+
+def test_internal_predicate_substr_is_a_comparison():
+    m = mln()
+    m.predicates["Name"] = PredicateDecl("Name", ("person", "str"), (False, False))
+    n1, n2 = Var("n1"), Var("n2")
+    f = Implies(
+        And(Atom("Name", (x, n1)), And(Atom("Name", (y, n2)), Atom("substr", (n1, n2)))), F(x, y)
+    )
+    [t] = compile_formula(FormulaDecl(f, weight=1.0), m).templates
+    assert t.comparisons == (Comparison("substr", n1, n2, positive=False),)
+    assert format_clause(t) == "!Name(x,n1) v !Name(y,n2) v Friends(x,y) v !substr(n1,n2)"
+    assert dict(t.var_types)["n1"] == "str"
+    # decided by syntax on constants
+    g = Or(S(x), Atom("substr", (Const('"ab"'), Const('"xaby"'))))
+    assert compile_formula(FormulaDecl(g, weight=1.0), m).tautology
+    # a declared predicate named substr takes precedence
+    m.predicates["substr"] = PredicateDecl("substr", ("str", "str"), (False, False))
+    [t] = compile_formula(FormulaDecl(Atom("substr", (n1, n2)), weight=1.0), m).templates
+    assert t.literals and not t.comparisons

@@ -36,7 +36,7 @@ class Literal:
 
 @dataclass(frozen=True)
 class Comparison:
-    op: str             # '=', '<', '>', '<=', '>='
+    op: str             # '=', '<', '>', '<=', '>=', or an internal predicate: 'substr' (left is a substring of right)
     left: Term
     right: Term
     positive: bool = True

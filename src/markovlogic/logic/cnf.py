@@ -74,6 +74,7 @@ from .nnf import (
     make_or,
     map_term_vars,
     rename_apart,
+    rewrite_internal_predicates,
     substitute,
     term_vars,
     to_nnf,
@@ -370,7 +371,8 @@ def compile_formula(
     result = FormulaCompilation(formula_index)
     plus = plus_variables(decl.formula, decl.pos)
     clause_index = 0
-    for variant, formula in enumerate(expand_star(decl.formula)):
+    source = rewrite_internal_predicates(decl.formula, mln.predicates)
+    for variant, formula in enumerate(expand_star(source)):
         nnf = to_nnf(formula)
         nnf, origin = rename_apart(nnf)
         types = infer_variable_types(nnf, mln, formula_pos=decl.pos, display=origin)

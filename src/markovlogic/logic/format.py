@@ -31,6 +31,9 @@ def format_leaf(d: Literal | Comparison, plus_vars: frozenset[str] | set[str] = 
     """``!P(x)``, ``x = y``, ``!(x = y)``."""
     if isinstance(d, Literal):
         return ("" if d.positive else "!") + format_atom(d.atom, plus_vars)
+    if d.op.isidentifier():   # internal predicate, e.g. substr(a,b)
+        text = f"{d.op}({format_term(d.left, plus_vars)},{format_term(d.right, plus_vars)})"
+        return text if d.positive else f"!{text}"
     text = f"{format_term(d.left, plus_vars)} {d.op} {format_term(d.right, plus_vars)}"
     return text if d.positive else f"!({text})"
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Union
+from typing import Callable, Container, Iterator, Union
+
+from ..lang import ast as _ast
 
 from ..lang.ast import (
     And,
@@ -107,7 +109,11 @@ def evaluate_comparison(c: Comparison) -> bool | None:
     are distinct (unique names); integer constants compare numerically.
     """
     if c.left == c.right:
-        value = c.op in ("=", "<=", ">=")
+        value = c.op in ("=", "<=", ">=", "substr")
+    elif c.op == "substr":
+        if not (isinstance(c.left, Const) and isinstance(c.right, Const)):
+            return None
+        value = _unquote(c.left.name) in _unquote(c.right.name)
     elif isinstance(c.left, Const) and isinstance(c.right, Const):
         a, b = _as_int(c.left.name), _as_int(c.right.name)
         if a is not None and b is not None:
@@ -119,6 +125,29 @@ def evaluate_comparison(c: Comparison) -> bool | None:
     else:
         return None
     return value if c.positive else not value
+
+
+# Alchemy's internal predicates written as atoms (``substr(a, b)``: ``a`` is a
+# substring of ``b``). Unless the MLN declares a predicate of that name they
+# are built-in literals: ``Comparison`` with the predicate name as ``op``.
+INTERNAL_PREDICATES = frozenset(getattr(_ast, "INTERNAL_PREDICATES", {"substr"}))
+
+
+def rewrite_internal_predicates(formula: Formula, declared: Container[str]) -> Formula:
+    """Turn atoms of undeclared internal predicates into ``Compare`` nodes."""
+    f = formula
+    if isinstance(f, Atom):
+        if f.predicate in INTERNAL_PREDICATES and f.predicate not in declared and len(f.args) == 2:
+            return Compare(f.predicate, f.args[0], f.args[1], pos=f.pos)
+        return f
+    if isinstance(f, Compare):
+        return f
+    if isinstance(f, (Not, Forall, Exists)):
+        body = rewrite_internal_predicates(f.body, declared)
+        return f if body is f.body else replace(f, body=body)
+    left = rewrite_internal_predicates(f.left, declared)
+    right = rewrite_internal_predicates(f.right, declared)
+    return f if (left is f.left and right is f.right) else replace(f, left=left, right=right)
 
 
 # ---------------------------------------------------------------- constructors

@@ -34,7 +34,7 @@ from ..lang.ast import (
 )
 from ..model import MLN
 from .clauses import Comparison, ExistsGroup, Literal
-from .nnf import NAnd, NExists, NForall, NOr
+from .nnf import NAnd, NExists, NForall, NOr, rewrite_internal_predicates
 
 
 def semantic_error(message: str, *positions: Pos | None) -> MLNSemanticError:
@@ -101,6 +101,8 @@ def infer_variable_types(
     function or has the wrong arity, or a variable's type cannot be found.
     """
     display = display or {}
+    if isinstance(formula, (Atom, Compare, Not, And, Or, Implies, Iff, Forall, Exists)):
+        formula = rewrite_internal_predicates(formula, mln.predicates)
     types: dict[str, str] = {}
     where: dict[str, str] = {}
     seen: dict[str, Pos | None] = {}
@@ -275,7 +277,3 @@ def plus_variables(formula: Formula, formula_pos: Pos | None = None) -> tuple[st
                 f"'+' variable {name} is bound by a quantifier", marks[name][1], formula_pos
             )
     return tuple(order)
-
-
-def is_const(t: Term) -> bool:
-    return isinstance(t, Const)
