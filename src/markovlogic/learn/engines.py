@@ -1,0 +1,337 @@
+"""The inference the learners need, behind two small interfaces.
+
+* An expectation engine gives, for a parameter vector, the moments of the
+  feature counts under P_w(y | evidence): E[n], Var[n_i], products Cov[n] @ d
+  (for the step sizes of diagonal Newton and scaled conjugate gradient) and the
+  atoms' marginals. ``ExactEngine`` enumerates each connected component (the
+  test oracle, and exact learning on small problems); ``SampledEngine`` uses
+  MC-SAT samples, warm-started from the last sample of the previous call.
+* A MAP engine gives the most likely world for a parameter vector (the
+  perceptron and MIRA): ``ExactEngine`` again, or ``SolverMapEngine`` that
+  calls ``infer.map.solve_map`` (ILP, MaxWalkSAT, ...).
+
+Learners take factories ``make(net, seed) -> engine`` so that switching the
+inference algorithm is one argument (``inference="exact" | "mcsat"``,
+``map_method="ilp" | "maxwalksat" | "exact"``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+from ..errors import LearningError, OptionError
+from ..ground.network import GroundNetwork
+from ..infer.exact import DEFAULT_MAX_ATOMS, _component_tables
+from .counts import expand_ranges, world_counts
+
+
+# ---------------------------------------------------------------- moments
+
+
+@dataclass
+class _CovPart:
+    ids: np.ndarray        # parameter ids (columns of ``centered``)
+    centered: np.ndarray   # float64[n_worlds, len(ids)]: counts minus their mean
+    prob: np.ndarray       # float64[n_worlds]: probability of each world (sums to 1)
+    mult: float = 1.0      # multiplicity (identical components)
+
+
+@dataclass
+class Moments:
+    """Moments of the feature counts under the model's conditional distribution."""
+
+    mean: np.ndarray                       # E[n]
+    var: np.ndarray                        # Var[n_i]
+    marginals: list[np.ndarray]            # P(atom true), one array per network
+    log_partition: float | None = None     # exact engines only
+    samples: int = 0                       # sampled engines: worlds drawn for this call
+    parts: list[_CovPart] = field(default_factory=list, repr=False)
+
+    def cov_dot(self, d: np.ndarray) -> np.ndarray:
+        """Cov[n] @ d."""
+        out = np.zeros_like(self.mean)
+        for p in self.parts:
+            proj = p.centered @ d[p.ids]
+            np.add.at(out, p.ids, p.mult * (p.centered.T @ (p.prob * proj)))
+        return out
+
+    def quad(self, d: np.ndarray) -> float:
+        """d^T Cov[n] d = Var[d . n]."""
+        total = 0.0
+        for p in self.parts:
+            proj = p.centered @ d[p.ids]
+            total += p.mult * float(p.prob @ (proj * proj))
+        return total
+
+    @staticmethod
+    def combine(items: list["Moments"]) -> "Moments":
+        """Moments of the sum of independent count vectors (several databases)."""
+        logz = [m.log_partition for m in items]
+        return Moments(
+            mean=np.sum([m.mean for m in items], axis=0),
+            var=np.sum([m.var for m in items], axis=0),
+            marginals=[a for m in items for a in m.marginals],
+            log_partition=None if any(z is None for z in logz) else float(sum(logz)),
+            samples=sum(m.samples for m in items),
+            parts=[p for m in items for p in m.parts],
+        )
+
+
+class ExpectationEngine(Protocol):
+    def moments(self, params: np.ndarray) -> Moments: ...
+
+
+class MapEngine(Protocol):
+    def map_world(self, params: np.ndarray) -> np.ndarray: ...
+
+
+# ---------------------------------------------------------------- exact
+
+
+@dataclass
+class _ComponentClass:
+    """Components with identical local structure: enumerated once."""
+
+    n: int
+    lit_local: np.ndarray
+    lit_positive: np.ndarray
+    starts: np.ndarray          # clause starts (non-empty clauses) into the local literal arrays
+    nonempty: np.ndarray        # bool[n_clauses_local]
+    hard: np.ndarray            # bool[n_clauses_local]
+    pmat: np.ndarray            # float64[n_clauses_local, len(ids)]
+    ids: np.ndarray             # parameter ids touched
+    blocks: list[np.ndarray]    # local atom ids of each block
+    members: list[np.ndarray] = field(default_factory=list)   # global atom ids, one array per component
+
+
+class ExactEngine:
+    """Exact moments, marginals and MAP by enumerating each connected
+    component (at most ``max_atoms`` atoms each). Components with the same
+    local structure (the same clauses over their atoms in the same order, the
+    same parameters) are enumerated once and counted with their multiplicity,
+    so a network made of many copies of a small one costs one enumeration."""
+
+    def __init__(self, net: GroundNetwork, max_atoms: int = DEFAULT_MAX_ATOMS) -> None:
+        self.net = net
+        self.max_atoms = max_atoms
+        classes: dict[bytes, _ComponentClass] = {}
+        local = np.full(net.n_atoms, -1, dtype=np.int64)
+        for atoms, clauses, blocks in _component_tables(net):
+            n = len(atoms)
+            if n > max_atoms:
+                raise LearningError(
+                    f"exact inference: a connected component of the ground network has {n} atoms "
+                    f"(limit {max_atoms}); use MC-SAT (inference='mcsat')"
+                )
+            local[atoms] = np.arange(n)
+            sizes = np.diff(net.clause_start)[clauses]
+            lits, _ = expand_ranges(net.clause_start[clauses], net.clause_start[clauses + 1])
+            lit_local = local[net.lit_atom[lits]]
+            lit_pos = net.lit_positive[lits]
+            pcounts = np.diff(net.param_start)[clauses]
+            entries, _ = expand_ranges(net.param_start[clauses], net.param_start[clauses + 1])
+            pidx = net.param_index[entries]
+            pcoef = net.param_coef[entries]
+            hard = net.is_hard[clauses]
+            block_list = [local[net.block_atoms[net.block_start[b]:net.block_start[b + 1]]] for b in blocks]
+            key = b"|".join([
+                np.int64(n).tobytes(), sizes.astype(np.int64).tobytes(), lit_local.astype(np.int64).tobytes(),
+                lit_pos.tobytes(), hard.tobytes(), pcounts.astype(np.int64).tobytes(),
+                pidx.astype(np.int64).tobytes(), pcoef.tobytes(),
+                b";".join(bl.astype(np.int64).tobytes() for bl in block_list),
+            ])
+            cls = classes.get(key)
+            if cls is None:
+                ids, inverse = np.unique(pidx, return_inverse=True) if len(pidx) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+                pmat = np.zeros((len(clauses), len(ids)))
+                rows = np.repeat(np.arange(len(clauses)), pcounts)
+                np.add.at(pmat, (rows, inverse), pcoef)
+                pmat[hard] = 0.0
+                nonempty = sizes > 0
+                starts = (np.cumsum(sizes) - sizes)[nonempty]
+                cls = _ComponentClass(n, lit_local, lit_pos, starts, nonempty, hard, pmat, ids.astype(np.int64), block_list)
+                classes[key] = cls
+            cls.members.append(np.asarray(atoms, dtype=np.int64))
+            local[atoms] = -1
+        self.classes = list(classes.values())
+        self._member_arrays = [np.stack(c.members) for c in self.classes]
+
+    def _enumerate(self, cls: _ComponentClass, params: np.ndarray):
+        n = cls.n
+        codes = np.arange(1 << n, dtype=np.int64)
+        bits = ((codes[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+        sat = np.zeros((1 << n, len(cls.hard)), dtype=bool)
+        if len(cls.lit_local):
+            lit_true = bits[:, cls.lit_local] == cls.lit_positive[None, :]
+            sat[:, cls.nonempty] = np.logical_or.reduceat(lit_true, cls.starts, axis=1)
+        satf = sat.astype(np.float64)
+        counts = satf @ cls.pmat                              # [2^n, len(ids)]
+        logw = counts @ params[cls.ids] if len(cls.ids) else np.zeros(1 << n)
+        feasible = sat[:, cls.hard].all(axis=1)
+        for block in cls.blocks:
+            feasible &= bits[:, block].sum(axis=1) == 1
+        logw = np.where(feasible, logw, -np.inf)
+        return bits, counts, logw
+
+    def moments(self, params: np.ndarray) -> Moments:
+        params = np.asarray(params, dtype=np.float64)
+        mean = np.zeros(len(params))
+        var = np.zeros(len(params))
+        marg = np.full(self.net.n_atoms, 0.5)
+        parts: list[_CovPart] = []
+        log_z = 0.0
+        for cls, members in zip(self.classes, self._member_arrays):
+            bits, counts, logw = self._enumerate(cls, params)
+            top = logw.max()
+            if not np.isfinite(top):
+                raise LearningError("the hard clauses and blocks of the ground network cannot all be satisfied")
+            p = np.exp(logw - top)
+            z = p.sum()
+            p /= z
+            m = len(members)
+            log_z += m * (top + np.log(z))
+            mu = p @ counts
+            centered = counts - mu
+            np.add.at(mean, cls.ids, m * mu)
+            np.add.at(var, cls.ids, m * (p @ (centered * centered)))
+            marg[members] = (p @ bits)[None, :]
+            if len(cls.ids):
+                parts.append(_CovPart(cls.ids, centered, p, float(m)))
+        return Moments(mean=mean, var=var, marginals=[marg], log_partition=log_z, parts=parts)
+
+    def map_world(self, params: np.ndarray) -> np.ndarray:
+        params = np.asarray(params, dtype=np.float64)
+        world = np.zeros(self.net.n_atoms, dtype=bool)
+        for cls, members in zip(self.classes, self._member_arrays):
+            bits, _, logw = self._enumerate(cls, params)
+            if not np.isfinite(logw.max()):
+                raise LearningError("the hard clauses and blocks of the ground network cannot all be satisfied")
+            world[members] = bits[int(np.argmax(logw))][None, :]
+        return world
+
+    def log_likelihood(self, params: np.ndarray, world: np.ndarray) -> float:
+        """log P_w(world | evidence), exactly."""
+        params = np.asarray(params, dtype=np.float64)
+        m = self.moments(params)
+        return float(world_counts(self.net, world) @ params - m.log_partition)
+
+
+# ---------------------------------------------------------------- sampled
+
+# sampler(net, n_samples, init_world or None, seed, burn_in) -> bool[n_samples, n_atoms]
+Sampler = Callable[[GroundNetwork, int, "np.ndarray | None", int, int], np.ndarray]
+
+
+class SampledEngine:
+    """Moments from samples of P_w(y | evidence), warm-started: each call
+    starts the chain from the last sample of the previous call (the weights
+    change little between iterations), so only the first call burns in."""
+
+    def __init__(self, net: GroundNetwork, sampler: Sampler, samples: int = 20,
+                 burn_in: int = 20, seed: int = 0) -> None:
+        if samples < 2:
+            raise OptionError(f"learning needs at least 2 samples per iteration, got {samples}")
+        self.net = net
+        self.sampler = sampler
+        self.samples = samples
+        self.burn_in = burn_in
+        self.seed = seed
+        self.state: np.ndarray | None = None
+        self.calls = 0
+
+    def moments(self, params: np.ndarray) -> Moments:
+        params = np.asarray(params, dtype=np.float64)
+        net = self.net.with_params(params)
+        burn = self.burn_in if self.state is None else 0
+        worlds = np.asarray(self.sampler(net, self.samples, self.state, self.seed + 7919 * self.calls, burn), dtype=bool)
+        self.calls += 1
+        self.state = worlds[-1].copy()
+        counts = world_counts(net, worlds)
+        mu = counts.mean(axis=0)
+        centered = counts - mu
+        prob = np.full(len(worlds), 1.0 / len(worlds))
+        ids = np.arange(len(params))
+        return Moments(
+            mean=mu,
+            var=(centered * centered).mean(axis=0),
+            marginals=[worlds.mean(axis=0)],
+            samples=len(worlds),
+            parts=[_CovPart(ids, centered, prob)],
+        )
+
+
+def mcsat_sampler(net: GroundNetwork, n_samples: int, init: np.ndarray | None, seed: int, burn_in: int) -> np.ndarray:
+    """Draw ``n_samples`` worlds with ``infer.mcsat`` (keeping every sample)."""
+    try:
+        from ..infer import mcsat as mcsat_module
+    except ImportError as exc:  # pragma: no cover - MC-SAT is part of the package
+        raise LearningError("MC-SAT (infer/mcsat.py) is not available; use inference='exact'") from exc
+    return mcsat_module.sample_worlds(net, n_samples, init=init, seed=seed, burn_in=burn_in)
+
+
+# ---------------------------------------------------------------- MAP
+
+
+class SolverMapEngine:
+    """MAP worlds from ``infer.map.solve_map``; MaxWalkSAT is warm-started
+    from the previous MAP world when the solver accepts an initial world."""
+
+    def __init__(self, net: GroundNetwork, method: str = "ilp", seed: int = 0, **options) -> None:
+        from ..infer.map import solve_map
+
+        self.net = net
+        self.method = method
+        self.seed = seed
+        self.options = options
+        self._solve = solve_map
+        self._last: np.ndarray | None = None
+        self.calls = 0
+
+    def map_world(self, params: np.ndarray) -> np.ndarray:
+        net = self.net.with_params(np.asarray(params, dtype=np.float64))
+        options = dict(self.options)
+        if self.method == "maxwalksat":
+            options.setdefault("seed", self.seed + self.calls)
+        if self._last is not None and _accepts(self._solve, "init"):
+            options["init"] = self._last
+        self.calls += 1
+        result = self._solve(net, method=self.method, **options)
+        self._last = np.asarray(result.world, dtype=bool)
+        return self._last
+
+
+def _accepts(fn: Callable, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+# ---------------------------------------------------------------- factories
+
+EngineFactory = Callable[[GroundNetwork, int], ExpectationEngine]
+MapFactory = Callable[[GroundNetwork, int], MapEngine]
+
+
+def expectation_factory(inference: str | EngineFactory, *, samples: int = 20, burn_in: int = 20,
+                        max_atoms: int = DEFAULT_MAX_ATOMS) -> EngineFactory:
+    if callable(inference):
+        return inference
+    if inference == "exact":
+        return lambda net, seed: ExactEngine(net, max_atoms=max_atoms)
+    if inference == "mcsat":
+        return lambda net, seed: SampledEngine(net, mcsat_sampler, samples=samples, burn_in=burn_in, seed=seed)
+    raise OptionError(f"unknown inference {inference!r} for learning; choose exact or mcsat")
+
+
+def map_factory(method: str | MapFactory, **options) -> MapFactory:
+    if callable(method):
+        return method
+    if method == "exact":
+        return lambda net, seed: ExactEngine(net)
+    return lambda net, seed: SolverMapEngine(net, method=method, seed=seed, **options)
