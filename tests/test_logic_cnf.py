@@ -496,3 +496,12 @@ def test_internal_predicate_substr_is_a_comparison():
     m.predicates["substr"] = PredicateDecl("substr", ("str", "str"), (False, False))
     [t] = compile_formula(FormulaDecl(Atom("substr", (n1, n2)), weight=1.0), m).templates
     assert t.literals and not t.comparisons
+
+
+def test_equality_across_types_is_an_error():
+    c = Var("c", pos=Pos("prog.mln", 7, 30))
+    with pytest.raises(MLNSemanticError, match="'=' compares a person") as e:
+        compile1(Or(Lives(x, Var("c")), Compare("=", x, c)))
+    assert e.value.column == 30
+    with pytest.raises(MLNSemanticError, match="'=' compares"):
+        compile1(Or(Big(Var("c")), Compare("=", Func("motherOf", (x,)), Var("c"))))

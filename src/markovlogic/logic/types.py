@@ -45,16 +45,16 @@ def semantic_error(message: str, *positions: Pos | None) -> MLNSemanticError:
     return MLNSemanticError(message)
 
 
-def _leaves(node) -> Iterator[Atom | tuple[Term, Term, Pos | None]]:
-    """Atoms and comparisons (as ``(left, right, pos)``) of an AST or NNF formula."""
+def _leaves(node) -> Iterator[Atom | tuple[Term, Term, str, Pos | None]]:
+    """Atoms and comparisons (as ``(left, right, op, pos)``) of an AST or NNF formula."""
     if isinstance(node, Atom):
         yield node
     elif isinstance(node, Literal):
         yield node.atom
     elif isinstance(node, Compare):
-        yield (node.left, node.right, node.pos)
+        yield (node.left, node.right, node.op, node.pos)
     elif isinstance(node, Comparison):
-        yield (node.left, node.right, None)
+        yield (node.left, node.right, node.op, None)
     elif isinstance(node, (Not, Forall, Exists, NForall, NExists)):
         yield from _leaves(node.body)
     elif isinstance(node, (And, Or, Implies, Iff)):
@@ -68,8 +68,12 @@ def _leaves(node) -> Iterator[Atom | tuple[Term, Term, Pos | None]]:
             yield from _leaves(c)
 
 
-def _term_pos(t: Term) -> Pos | None:
-    return getattr(t, "pos", None)
+def _show_term(t: Term, shown) -> str:
+    if isinstance(t, Var):
+        return shown(t.name)
+    if isinstance(t, Func):
+        return f"{t.name}(...)"
+    return t.name
 
 
 def check_atom(atom: Atom, mln: MLN, formula_pos: Pos | None = None) -> None:
@@ -107,6 +111,7 @@ def infer_variable_types(
     where: dict[str, str] = {}
     seen: dict[str, Pos | None] = {}
     compares: list[tuple[Term, Term]] = []
+    compare_nodes: list[tuple[Term, Term, tuple[str, Pos | None]]] = []
     weak: list[tuple[Term, str]] = []   # (internal-function argument, slot type)
 
     def shown(name: str) -> str:
@@ -168,10 +173,11 @@ def infer_variable_types(
             for i, (a, at) in enumerate(zip(leaf.args, decl.arg_types)):
                 strong(a, at, f"argument {i + 1} of {leaf.predicate}")
         else:
-            left, right, _ = leaf
+            left, right, op, cpos = leaf
             _collect(left)
             _collect(right)
             compares.append((left, right))
+            compare_nodes.append((left, right, (op, cpos)))
 
     def term_type(t: Term) -> str | None:
         if isinstance(t, Var):
@@ -183,6 +189,14 @@ def infer_variable_types(
                 tt = term_type(a)
                 if tt is not None:
                     return tt
+        return None
+
+    def _fixed_type(t: Term) -> str | None:
+        """The type of a variable or user-function term (not of arithmetic)."""
+        if isinstance(t, Var):
+            return types.get(t.name)
+        if isinstance(t, Func) and not t.is_internal:
+            return mln.functions[t.name].return_type
         return None
 
     def propose(t: Term, typ: str) -> bool:
@@ -215,6 +229,16 @@ def infer_variable_types(
                         st = term_type(side)
                         if st is not None:
                             changed |= propose(side, st)
+
+    for left, right, pos in compare_nodes:
+        if pos[0] != "=":
+            continue
+        lt, rt = _fixed_type(left), _fixed_type(right)
+        if lt is not None and rt is not None and lt != rt:
+            raise semantic_error(
+                f"'=' compares a {lt} ({_show_term(left, shown)}) with a {rt} ({_show_term(right, shown)})",
+                pos[1], getattr(left, "pos", None), getattr(right, "pos", None), formula_pos,
+            )
 
     for name, p in seen.items():
         if name not in types:
