@@ -505,3 +505,11 @@ def test_equality_across_types_is_an_error():
     assert e.value.column == 30
     with pytest.raises(MLNSemanticError, match="'=' compares"):
         compile1(Or(Big(Var("c")), Compare("=", Func("motherOf", (x,)), Var("c"))))
+
+
+def test_format_with_binding_for_plus_weights():
+    c = Var("c", plus=True)
+    [t] = compile1(Implies(Lives(x, c), Exists(("y",), And(F(x, y), Lives(y, c)))), weight=1.0).templates
+    assert format_clause(t) == "!Lives(x,+c) v EXIST y (Friends(x,y) ^ Lives(y,+c))"
+    assert format_clause(t, {"c": "Rome"}) == "!Lives(x,Rome) v EXIST y (Friends(x,y) ^ Lives(y,Rome))"
+    assert format_template(t, {"c": "Rome", "y": "Anna"}).endswith("EXIST y (Friends(x,y) ^ Lives(y,Rome))")

@@ -10,7 +10,7 @@ from .cnf import (
     needs_weight,
     to_cnf,
 )
-from .format import format_clause, format_template
+from .format import bind_template, format_clause, format_template
 from .nnf import expand_star, to_nnf
 from .types import infer_variable_types
 
@@ -20,6 +20,7 @@ __all__ = [
     "ExistsGroup",
     "FormulaCompilation",
     "Literal",
+    "bind_template",
     "block_clauses",
     "compile_formula",
     "compile_mln",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from ..lang.ast import ARITHMETIC_OPERATORS, Atom, Const, Func, Term, Var
 from .clauses import ClauseTemplate, Comparison, ExistsGroup, Literal
 
@@ -46,9 +49,46 @@ def format_exists(g: ExistsGroup, plus_vars: frozenset[str] | set[str] = frozens
     return f"EXIST {','.join(g.variables)} {body}"
 
 
-def format_clause(t: ClauseTemplate) -> str:
+def _bind_term(t: Term, binding: Mapping[str, str]) -> Term:
+    if isinstance(t, Var):
+        return Const(binding[t.name]) if t.name in binding else t
+    if isinstance(t, Func):
+        return Func(t.name, tuple(_bind_term(a, binding) for a in t.args))
+    return t
+
+
+def _bind_leaf(d: Literal | Comparison, binding: Mapping[str, str]) -> Literal | Comparison:
+    if isinstance(d, Literal):
+        return Literal(Atom(d.atom.predicate, tuple(_bind_term(a, binding) for a in d.atom.args)), d.positive)
+    return Comparison(d.op, _bind_term(d.left, binding), _bind_term(d.right, binding), d.positive)
+
+
+def bind_template(t: ClauseTemplate, binding: Mapping[str, str]) -> ClauseTemplate:
+    """``t`` with variables replaced by constants (``{"y": "Faculty"}``), e.g. to
+    print one weight of a ``+`` clause as ``hasPosition(x,Faculty)``. Bound
+    variables leave ``var_types`` and ``plus_vars``. Existential variables are
+    not substituted."""
+    group_vars = {v for g in t.exists for v in g.variables}
+    b = {k: v for k, v in binding.items() if k not in group_vars}
+    return replace(
+        t,
+        literals=tuple(_bind_leaf(d, b) for d in t.literals),  # type: ignore[misc]
+        comparisons=tuple(_bind_leaf(d, b) for d in t.comparisons),  # type: ignore[misc]
+        exists=tuple(
+            ExistsGroup(g.variables, tuple(_bind_leaf(c, b) for c in g.conjuncts)) for g in t.exists
+        ),
+        var_types=tuple((v, ty) for v, ty in t.var_types if v not in b),
+        plus_vars=tuple(v for v in t.plus_vars if v not in b),
+    )
+
+
+def format_clause(t: ClauseTemplate, binding: Mapping[str, str] | None = None) -> str:
     """The clause in Alchemy syntax, e.g. ``!Smokes(x) v Cancer(x)``: literals,
-    then comparisons, then existential groups; ``+`` variables keep their ``+``."""
+    then comparisons, then existential groups; ``+`` variables keep their ``+``.
+    With ``binding`` (variable -> constant name), those variables are printed as
+    the constants (see :func:`bind_template`)."""
+    if binding:
+        t = bind_template(t, binding)
     plus = frozenset(t.plus_vars)
     parts = [format_leaf(d, plus) for d in t.literals]
     parts += [format_leaf(d, plus) for d in t.comparisons]
@@ -56,10 +96,10 @@ def format_clause(t: ClauseTemplate) -> str:
     return " v ".join(parts)
 
 
-def format_template(t: ClauseTemplate) -> str:
+def format_template(t: ClauseTemplate, binding: Mapping[str, str] | None = None) -> str:
     """A line of an .mln file: ``1.5  !Smokes(x) v Cancer(x)``, hard clauses with
     a trailing period, unweighted ones bare."""
-    body = format_clause(t)
+    body = format_clause(t, binding)
     if t.hard:
         return f"{body}."
     if t.weight is None:
