@@ -55,6 +55,10 @@ class Const:
 
 INTERNAL_FUNCTIONS = {"+", "-", "*", "/", "%", "succ", "concat", "substr"}
 ARITHMETIC_OPERATORS = {"+", "-", "*", "/", "%"}
+# Alchemy's internal predicate ``substr(a, b)`` (a is a substring of b), used as
+# an atom: ``Atom("substr", (a, b))`` with no PredicateDecl (unless the user
+# declares a predicate of that name, which then takes precedence).
+INTERNAL_PREDICATES = {"substr"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,87 @@
+"""Fast reading of .db evidence files.
+
+Evidence files are long (tuffy/class/evidence.db: 82,684 lines) and almost
+every line is one atom such as ``!category(Paper29460,Databases)``. Those lines
+are matched by one compiled regular expression; anything else (function
+values, several atoms on a line, quoted strings, trailing comments, errors)
+goes, in runs of consecutive lines, to the lark grammar (start symbol ``db``),
+which accepts the same language and reports errors with their positions. The
+two paths accept exactly the same text, so the result never depends on which
+one read a line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ast import EvidenceAtom, FunctionValue, GroundAtom, Pos
+from .frontend import frontend
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_'\-]*"
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_CONST = rf"(?:{_NAME}|{_NUMBER})"
+_ATOM_LINE = re.compile(
+    rf"[ \t]*([!?]?)[ \t]*({_NAME})[ \t]*\([ \t]*({_CONST}(?:[ \t]*,[ \t]*{_CONST})*)[ \t]*\)[ \t\r]*"
+)
+_SKIP_LINE = re.compile(r"[ \t\r\f]*(?://.*)?")
+# a block comment, or a quoted string (kept: '/*' inside a string is not a comment)
+_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/', re.DOTALL)
+_TRUTH = {"": True, "!": False, "?": None}
+
+
+def _blank_comments(text: str) -> str:
+    """Replace block comments by spaces (newlines kept), so positions stay put."""
+
+    def repl(m: re.Match) -> str:
+        s = m.group(0)
+        if s[0] == '"':
+            return s
+        return re.sub(r"[^\n]", " ", s)
+
+    return _COMMENT_OR_STRING.sub(repl, text)
+
+
+def parse_db_lines(text: str, filename: str) -> tuple[list[EvidenceAtom], list[FunctionValue]]:
+    """Evidence atoms and function values of a .db text, in file order."""
+    if "/*" in text:
+        text = _blank_comments(text)
+    lines = text.split("\n")
+    atoms: list[EvidenceAtom] = []
+    values: list[FunctionValue] = []
+    match = _ATOM_LINE.fullmatch
+    skip = _SKIP_LINE.fullmatch
+    truth_of = _TRUTH
+    slow_start = -1  # first line (0-based) of the current run of lines for lark
+
+    for i, line in enumerate(lines):
+        m = match(line)
+        if m is not None:
+            if slow_start >= 0:
+                _slow(lines, slow_start, i, filename, atoms, values)
+                slow_start = -1
+            sign, name, args = m.groups()
+            if " " in args or "\t" in args:
+                parts = tuple(a.strip() for a in args.split(","))
+            else:
+                parts = tuple(args.split(","))
+            atoms.append(
+                EvidenceAtom(
+                    GroundAtom(name, parts),
+                    truth_of[sign],
+                    Pos(filename, i + 1, m.start(1 if sign else 2) + 1),
+                )
+            )
+        elif slow_start < 0 and skip(line) is None:
+            slow_start = i
+    if slow_start >= 0:
+        _slow(lines, slow_start, len(lines), filename, atoms, values)
+    return atoms, values
+
+
+def _slow(lines: list[str], start: int, stop: int, filename: str, atoms: list, values: list) -> None:
+    chunk = "\n".join(lines[start:stop])
+    for item in frontend("db").parse(chunk, filename, line_offset=start):
+        if type(item) is EvidenceAtom:
+            atoms.append(item)
+        else:
+            values.append(item)

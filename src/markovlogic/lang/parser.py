@@ -1,0 +1,374 @@
+"""Reading .mln, .db and query text into model objects.
+
+Public functions (``model.MLN`` and ``model.Database`` call them):
+
+* ``parse_mln_text(text, filename)`` / ``parse_mln_files(paths)``
+* ``parse_db_text(text, filename, mln)`` / ``parse_db_files(paths, mln)``
+* ``parse_queries(text, mln, filename)``
+
+A .mln program is read statement by statement, in order, because the meaning
+of a line can depend on what came before: ``Name(a, b)`` with neither weight
+nor period is a predicate declaration (``a`` and ``b`` are type names) when
+``Name`` is not yet declared, and a unit formula once it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import MarkovLogicError, MLNSemanticError, OptionError
+from ..model import MLN, Database
+from .ast import Atom, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, Var
+from .checks import analyze_formula, check_database, check_queries
+from .dbfast import parse_db_lines
+from .frontend import frontend
+from .transform import (
+    MutexArg,
+    RawFormula,
+    RawFunctionDecl,
+    RawInclude,
+    RawTypeDecl,
+    RawStatement,
+    is_variable_name,
+)
+
+__all__ = [
+    "parse_mln_text",
+    "parse_mln_files",
+    "parse_db_text",
+    "parse_db_files",
+    "parse_queries",
+    "read_text",
+]
+
+
+# ------------------------------------------------------------------ files
+
+
+def read_text(path: Path, pos: Pos | None = None) -> str:
+    """A file's text (UTF-8, or Latin-1 if it is not valid UTF-8).
+
+    A missing or unreadable file is an ``OptionError`` (or, for an
+    ``#include``, an ``MLNSemanticError`` at the include's position).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise _file_error(f"file not found: {path}", pos) from None
+    except IsADirectoryError:
+        raise _file_error(f"is a directory, not a file: {path}", pos) from None
+    except OSError as exc:
+        raise _file_error(f"cannot read {path}: {exc.strerror or exc}", pos) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _file_error(message: str, pos: Pos | None) -> MarkovLogicError:
+    if pos is None:
+        return OptionError(message)
+    return MLNSemanticError(message, file=pos.file, line=pos.line, column=pos.column)
+
+
+class _Sources:
+    """File name -> text lines, to attach the offending line to an error."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, list[str]] = {}
+
+    def add(self, filename: str, text: str) -> None:
+        self.lines[filename] = text.split("\n")
+
+    def attach(self, err: MarkovLogicError) -> MarkovLogicError:
+        if err.source_line is None and err.file in self.lines and err.line is not None:
+            lines = self.lines[err.file]
+            if 1 <= err.line <= len(lines):
+                err.source_line = lines[err.line - 1].rstrip("\r")
+        return err
+
+
+# ------------------------------------------------------------------ .mln
+
+
+class MLNBuilder:
+    """Accumulates declarations and formulas, statement by statement."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, list[str]] = {}
+        self._members: dict[str, set[str]] = {}
+        self._declared: dict[str, tuple[frozenset[str], Pos]] = {}
+        self.predicates: dict[str, PredicateDecl] = {}
+        self.functions: dict[str, FunctionDecl] = {}
+        self.formulas: list[FormulaDecl] = []
+        self.sources = _Sources()
+        self._including: list[Path] = []
+        self._included: set[Path] = set()
+
+    # -------------------------------------------------------------- input
+    def add_file(self, path: Path, pos: Pos | None = None) -> None:
+        resolved = Path(path).resolve()
+        if resolved in self._including:
+            chain = " -> ".join(p.name for p in self._including[self._including.index(resolved):])
+            raise MLNSemanticError(
+                f"include cycle: {chain} -> {resolved.name}",
+                file=pos.file if pos else str(path), line=pos.line if pos else None,
+                column=pos.column if pos else None,
+            )
+        if resolved in self._included:
+            return  # included before (diamond includes are read once)
+        if pos is not None and not resolved.exists():
+            raise MLNSemanticError(
+                f"cannot include \"{path}\": file not found ({resolved})",
+                file=pos.file, line=pos.line, column=pos.column,
+            )
+        text = read_text(Path(path), pos)
+        self._included.add(resolved)
+        self._including.append(resolved)
+        try:
+            self.add_text(text, str(path), resolved.parent)
+        finally:
+            self._including.pop()
+
+    def add_text(self, text: str, filename: str, base_dir: Path | None = None) -> None:
+        self.sources.add(filename, text)
+        statements = frontend("mln").parse(text, filename)
+        for stmt in statements:
+            self.statement(stmt, base_dir)
+
+    def statement(self, stmt: RawStatement, base_dir: Path | None) -> None:
+        kind = type(stmt)
+        if kind is RawFormula:
+            self._formula(stmt)
+        elif kind is RawTypeDecl:
+            self._type_decl(stmt)
+        elif kind is RawFunctionDecl:
+            self._function_decl(stmt)
+        elif kind is RawInclude:
+            base = base_dir if base_dir is not None else Path.cwd()
+            self.add_file(base / stmt.path, stmt.path_pos)
+        else:  # pragma: no cover
+            raise MLNSemanticError(f"unexpected statement {stmt!r}")
+
+    # -------------------------------------------------------------- types
+    def _ensure_type(self, name: str) -> None:
+        if name not in self.types:
+            self.types[name] = []
+            self._members[name] = set()
+
+    def add_constant(self, type_name: str, const: str) -> None:
+        self._ensure_type(type_name)
+        members = self._members[type_name]
+        if const not in members:
+            members.add(const)
+            self.types[type_name].append(const)
+
+    def _type_decl(self, stmt: RawTypeDecl) -> None:
+        constants = _expand_type_items(stmt)
+        new = frozenset(constants)
+        old = self._declared.get(stmt.name)
+        if old is not None and old[0] != new:
+            raise MLNSemanticError(
+                f"type '{stmt.name}' is declared again with different constants "
+                f"(first declared at line {old[1].line}, column {old[1].column})",
+                file=stmt.pos.file, line=stmt.pos.line, column=stmt.pos.column,
+            )
+        if old is None:
+            self._declared[stmt.name] = (new, stmt.pos)
+        self._ensure_type(stmt.name)
+        for const in constants:
+            self.add_constant(stmt.name, const)
+
+    # -------------------------------------------------------------- functions
+    def _function_decl(self, stmt: RawFunctionDecl) -> None:
+        decl = stmt.decl
+        pos = decl.pos
+        if decl.name in self.predicates:
+            raise _semantic(f"'{decl.name}' is already declared as a predicate", pos)
+        old = self.functions.get(decl.name)
+        if old is not None:
+            if (old.return_type, old.arg_types) != (decl.return_type, decl.arg_types):
+                raise _semantic(
+                    f"function '{decl.name}' is declared again differently (first at {_where(old.pos)})", pos
+                )
+            return
+        for t in (decl.return_type, *decl.arg_types):
+            self._ensure_type(t)
+        self.functions[decl.name] = decl
+
+    # -------------------------------------------------------------- formulas
+    def _formula(self, stmt: RawFormula) -> None:
+        formula = stmt.formula
+        if type(formula) is Atom and stmt.weight is None and stmt.period_pos is None:
+            decl = self._as_declaration(formula)
+            if decl is not None:
+                return
+        if stmt.weight is not None and stmt.period_pos is not None:
+            raise _semantic(
+                "a formula has either a weight (soft) or a final period (hard), not both", stmt.period_pos
+            )
+        analysis = analyze_formula(formula, self.predicates, self.functions)
+        for type_name, const in analysis.constants:
+            self.add_constant(type_name, const)
+        self.formulas.append(
+            FormulaDecl(
+                formula,
+                weight=stmt.weight,
+                hard=stmt.period_pos is not None,
+                fixed=stmt.fixed,
+                pos=stmt.pos,
+            )
+        )
+
+    def _as_declaration(self, atom: Atom) -> PredicateDecl | None:
+        """Declare ``atom``'s predicate if the line is a declaration, else None."""
+        args = atom.args
+        has_mutex = any(type(a) is MutexArg for a in args)
+        looks_like_decl = all(
+            (type(a) is Var and not a.plus) or type(a) is MutexArg for a in args
+        )
+        name = atom.predicate
+        if name in self.predicates:
+            if not has_mutex:
+                return None  # a unit formula over a declared predicate
+            old = self.predicates[name]
+            new_sig = tuple(a.name for a in args), tuple(type(a) is MutexArg for a in args)
+            if looks_like_decl and (old.arg_types, old.mutex) == new_sig and old.closed == atom.star:
+                return old  # the same declaration again
+            raise _semantic(f"predicate '{name}' is already declared (at {_where(old.pos)})", atom.pos)
+        if not looks_like_decl:
+            if has_mutex:
+                bad = next(a for a in args if not ((type(a) is Var and not a.plus) or type(a) is MutexArg))
+                raise _semantic(
+                    "a predicate declaration lists argument types (lower-case names)",
+                    getattr(bad, "pos", atom.pos),
+                )
+            return None  # a formula; the analysis reports the undeclared predicate
+        if name in self.functions:
+            raise _semantic(f"'{name}' is already declared as a function", atom.pos)
+        arg_types = tuple(a.name for a in args)
+        mutex = tuple(type(a) is MutexArg for a in args)
+        decl = PredicateDecl(name, arg_types, mutex, closed=atom.star, pos=atom.pos)
+        for t in arg_types:
+            self._ensure_type(t)
+        self.predicates[name] = decl
+        return decl
+
+    # -------------------------------------------------------------- result
+    def build(self) -> MLN:
+        return MLN(
+            types={name: tuple(consts) for name, consts in self.types.items()},
+            predicates=dict(self.predicates),
+            functions=dict(self.functions),
+            formulas=list(self.formulas),
+        )
+
+
+def _expand_type_items(stmt: RawTypeDecl) -> list[str]:
+    items = stmt.items
+    if not any(t.type == "ELLIPSIS" for t in items):
+        return [str(t) for t in items]
+    if (
+        len(items) == 3
+        and items[1].type == "ELLIPSIS"
+        and items[0].type == "NUMBER"
+        and items[2].type == "NUMBER"
+        and items[0].isdigit()
+        and items[2].isdigit()
+    ):
+        lo, hi = int(items[0]), int(items[2])
+        if lo > hi:
+            raise MLNSemanticError(
+                f"empty integer range {{{lo}, ..., {hi}}}: the first value exceeds the last",
+                file=stmt.pos.file, line=items[0].line, column=items[0].column,
+            )
+        if hi - lo > 10_000_000:
+            raise MLNSemanticError(
+                f"integer range {{{lo}, ..., {hi}}} is too large", file=stmt.pos.file,
+                line=stmt.pos.line, column=stmt.pos.column,
+            )
+        return [str(i) for i in range(lo, hi + 1)]
+    bad = next(t for t in items if t.type == "ELLIPSIS")
+    raise MLNSemanticError(
+        "an integer range is written {first, ..., last} with two integers",
+        file=stmt.pos.file, line=bad.line, column=bad.column,
+    )
+
+
+def _semantic(message: str, pos: Pos | None) -> MLNSemanticError:
+    if pos is None:
+        return MLNSemanticError(message)
+    return MLNSemanticError(message, file=pos.file, line=pos.line, column=pos.column)
+
+
+def _where(pos: Pos | None) -> str:
+    return f"line {pos.line}, column {pos.column}" if pos is not None else "elsewhere"
+
+
+def _guard(builder_sources: _Sources, fn, *args):
+    try:
+        return fn(*args)
+    except MarkovLogicError as err:
+        raise builder_sources.attach(err) from None
+    except RecursionError:
+        raise MLNSemanticError("formula nested too deeply") from None
+
+
+def parse_mln_text(text: str, filename: str = "<string>") -> MLN:
+    """Parse one .mln program given as text (includes resolve from the cwd)."""
+    builder = MLNBuilder()
+    _guard(builder.sources, builder.add_text, text, filename, None)
+    return builder.build()
+
+
+def parse_mln_files(paths: list[Path]) -> MLN:
+    """Parse several .mln files as one program, in order."""
+    builder = MLNBuilder()
+    for path in paths:
+        _guard(builder.sources, builder.add_file, Path(path))
+    return builder.build()
+
+
+# ------------------------------------------------------------------ .db
+
+
+def parse_db_text(text: str, filename: str = "<string>", mln: MLN | None = None) -> Database:
+    """Parse evidence text; with ``mln``, check it against the model."""
+    sources = _Sources()
+    sources.add(filename, text)
+    atoms, values = _guard(sources, parse_db_lines, text, filename)
+    db = Database(atoms, values)
+    if mln is not None:
+        _guard(sources, check_database, db, mln)
+    return db
+
+
+def parse_db_files(paths: list[Path], mln: MLN | None = None) -> Database:
+    """Parse several .db files into one database (in order)."""
+    sources = _Sources()
+    atoms: list = []
+    values: list = []
+    for path in paths:
+        text = read_text(Path(path))
+        sources.add(str(path), text)
+        a, v = _guard(sources, parse_db_lines, text, str(path))
+        atoms.extend(a)
+        values.extend(v)
+    db = Database(atoms, values)
+    if mln is not None:
+        _guard(sources, check_database, db, mln)
+    return db
+
+
+# ------------------------------------------------------------------ queries
+
+
+def parse_queries(text: str, mln: MLN | None = None, filename: str = "<query>") -> list[Query]:
+    """Parse queries: comma- or line-separated predicate names and atoms whose
+    arguments are variables or constants (``Smokes,Cancer,advisedBy(x,Ida)``)."""
+    sources = _Sources()
+    sources.add(filename, text)
+    queries = _guard(sources, frontend("queries").parse, text, filename)
+    if mln is not None:
+        _guard(sources, check_queries, queries, mln)
+    return queries
