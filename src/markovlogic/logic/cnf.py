@@ -67,6 +67,7 @@ from .nnf import (
     NForall,
     NOr,
     expand_star,
+    fold_constants,
     free_vars,
     fresh_name,
     all_names,
@@ -373,9 +374,9 @@ def compile_formula(
     clause_index = 0
     source = rewrite_internal_predicates(decl.formula, mln.predicates)
     for variant, formula in enumerate(expand_star(source)):
-        nnf = to_nnf(formula)
-        nnf, origin = rename_apart(nnf)
+        nnf, origin = rename_apart(to_nnf(formula, fold=False))
         types = infer_variable_types(nnf, mln, formula_pos=decl.pos, display=origin)
+        nnf = fold_constants(nnf)
         ctx = _Context(mln, decl, types, origin, all_names(nnf), domains)
         qf = _quantifiers(ctx, nnf)
         clauses = merge_clauses(to_cnf(qf))

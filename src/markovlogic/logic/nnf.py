@@ -209,19 +209,41 @@ def comparison_leaf(c: Comparison) -> "NNF":
 # ---------------------------------------------------------------- NNF
 
 
-def to_nnf(formula: Formula, positive: bool = True) -> NNF:
+def to_nnf(formula: Formula, positive: bool = True, *, fold: bool = True) -> NNF:
     """Eliminate ``=>``/``<=>`` and push negations down to the leaves.
 
     ``positive=False`` gives the NNF of ``!formula``. Starred atoms must have
-    been expanded (:func:`expand_star`) first.
+    been expanded (:func:`expand_star`) first. ``fold=False`` keeps comparisons
+    decided by syntax (``x = x``) as leaves, so that type inference still sees
+    every variable; :func:`fold_constants` folds them later.
     """
+    if not fold:
+        return _to_nnf(formula, positive, lambda c: c)
+    return _to_nnf(formula, positive, comparison_leaf)
+
+
+def fold_constants(f: NNF) -> NNF:
+    """Fold comparisons decided by syntax into ``TRUE``/``FALSE`` and simplify."""
+    if isinstance(f, Comparison):
+        return comparison_leaf(f)
+    if isinstance(f, NAnd):
+        return make_and([fold_constants(c) for c in f.children])
+    if isinstance(f, NOr):
+        return make_or([fold_constants(c) for c in f.children])
+    if isinstance(f, (NForall, NExists)):
+        return _quant(type(f), f.variables, fold_constants(f.body))
+    return f
+
+
+def _to_nnf(formula: Formula, positive: bool, leaf: Callable[[Comparison], "NNF"]) -> NNF:
     f = formula
+    to_nnf = lambda g, p: _to_nnf(g, p, leaf)  # noqa: E731
     if isinstance(f, Atom):
         if f.star:
             raise ValueError("to_nnf: expand '*' atoms first (expand_star)")
         return Literal(f, positive)
     if isinstance(f, Compare):
-        return comparison_leaf(Comparison(f.op, f.left, f.right, positive))
+        return leaf(Comparison(f.op, f.left, f.right, positive))
     if isinstance(f, Not):
         return to_nnf(f.body, not positive)
     if isinstance(f, And):
