@@ -232,3 +232,29 @@ def test_callback_stops_learning(data):
     seen = []
     result = learn_dn([train], inference="exact", iterations=50, callback=lambda row: seen.append(row) or len(seen) >= 3)
     assert len(result.trace) == 3 and len(seen) == 3
+
+
+def test_metrics():
+    from markovlogic.learn.metrics import auc_pr, average_cll
+
+    assert auc_pr(np.array([0.9, 0.8, 0.3, 0.1]), np.array([1, 1, 0, 0])) == 1.0
+    # ranks: + - + -> precision 1 at the first positive, 2/3 at the second
+    assert auc_pr(np.array([0.9, 0.8, 0.7, 0.1]), np.array([1, 0, 1, 0])) == pytest.approx((1 + 2 / 3) / 2)
+    # a tie between a positive and a negative counts as one threshold
+    assert auc_pr(np.array([0.5, 0.5]), np.array([1, 0])) == pytest.approx(0.5)
+    assert auc_pr(np.array([0.5]), np.array([0])) == 0.0
+    assert average_cll(np.array([1.0, 0.25]), np.array([1, 0])) == pytest.approx((np.log(1 - 1e-4) + np.log(0.75)) / 2)
+
+
+@pytest.mark.parametrize("learner", [learn_dn, learn_scg])
+def test_learning_through_mcsat(learner):
+    """Expectations from MC-SAT samples (20 per iteration, warm-started): the
+    weights land within 0.2 of the exact-expectation optimum on the same data
+    (zero weights are 1.5 away)."""
+    template = chain_template()
+    copies = 1000
+    train = replicate(template.with_params(np.zeros(4)), copies,
+                      sample_exact(template, copies, np.random.default_rng(11)))
+    exact = learn_dn([train], inference="exact", prior_stddev=None, iterations=200, tolerance=1e-8)
+    sampled = learner([train], inference="mcsat", prior_stddev=None, iterations=60, samples=20, seed=3)
+    assert np.max(np.abs(sampled.params - exact.params)) < 0.2

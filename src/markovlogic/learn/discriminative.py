@@ -36,24 +36,20 @@ import numpy as np
 from ..ground.network import GroundNetwork
 from .counts import world_counts
 from .data import TrainingSet, prepare, prior_terms
+from .metrics import average_cll
 from .engines import EngineFactory, MapFactory, Moments, expectation_factory, map_factory
 from .result import Callback, LearnResult, TraceRow
 
 DEFAULT_PRIOR_STDDEV = 2.0
 DEFAULT_LAMBDA = 100.0      # Alchemy's -cgLambda
-PROB_FLOOR = 1e-4           # marginals are clipped to [floor, 1 - floor] when scored
 
 
 def marginal_cll(data: TrainingSet, marginals: list[np.ndarray]) -> float:
     """Mean over the query atoms of log P(atom = its training value), from
     marginals clipped to [1e-4, 1 - 1e-4] (the per-atom CLL reported on test data)."""
-    total, count = 0.0, 0
-    for net, world, prob in zip(data.nets, data.worlds, marginals):
-        q = net.is_query
-        p = np.clip(prob[q], PROB_FLOOR, 1.0 - PROB_FLOOR)
-        total += float(np.sum(np.where(world[q], np.log(p), np.log1p(-p))))
-        count += int(q.sum())
-    return total / max(count, 1)
+    probs = [prob[net.is_query] for net, prob in zip(data.nets, marginals)]
+    truth = [world[net.is_query] for net, world in zip(data.nets, data.worlds)]
+    return average_cll(np.concatenate(probs), np.concatenate(truth))
 
 
 def _make_engines(data: TrainingSet, factory, seed: int) -> list:

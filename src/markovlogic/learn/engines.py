@@ -17,7 +17,6 @@ inference algorithm is one argument (``inference="exact" | "mcsat"``,
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -277,8 +276,9 @@ def mcsat_sampler(net: GroundNetwork, n_samples: int, init: np.ndarray | None, s
 
 
 class SolverMapEngine:
-    """MAP worlds from ``infer.map.solve_map``; MaxWalkSAT is warm-started
-    from the previous MAP world when the solver accepts an initial world."""
+    """MAP worlds from ``infer.map.solve_map``. MaxWalkSAT is warm-started from
+    the previous MAP world and runs 100,000 flips per call unless told
+    otherwise (Alchemy's ``-mwsMaxSteps`` inside learning)."""
 
     def __init__(self, net: GroundNetwork, method: str = "ilp", seed: int = 0, **options) -> None:
         from ..infer.map import solve_map
@@ -287,29 +287,25 @@ class SolverMapEngine:
         self.method = method
         self.seed = seed
         self.options = options
+        if method == "maxwalksat":
+            self.options.setdefault("max_flips", 100_000)
         self._solve = solve_map
         self._last: np.ndarray | None = None
         self.calls = 0
+        self.hard_violated = 0
 
     def map_world(self, params: np.ndarray) -> np.ndarray:
         net = self.net.with_params(np.asarray(params, dtype=np.float64))
         options = dict(self.options)
         if self.method == "maxwalksat":
             options.setdefault("seed", self.seed + self.calls)
-        if self._last is not None and _accepts(self._solve, "init"):
-            options["init"] = self._last
+            if self._last is not None:
+                options["init"] = self._last
         self.calls += 1
         result = self._solve(net, method=self.method, **options)
+        self.hard_violated = int(result.hard_violated)   # MaxWalkSAT may miss a feasible world
         self._last = np.asarray(result.world, dtype=bool)
         return self._last
-
-
-def _accepts(fn: Callable, name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 # ---------------------------------------------------------------- factories
