@@ -334,6 +334,13 @@ def check_database(db, mln) -> None:
 
     Constants never seen before are fine: they join their argument's type.
     """
+    from .dbfast import no_gc
+
+    with no_gc():
+        _check_database(db, mln)
+
+
+def _check_database(db, mln) -> None:
     predicates = mln.predicates
     seen_pred: set[str] = set()
     for atom in _first_of_each_predicate(db.atoms):

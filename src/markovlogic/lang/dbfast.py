@@ -12,7 +12,10 @@ one read a line.
 
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .ast import EvidenceAtom, FunctionValue, GroundAtom, Pos
 from .frontend import frontend
@@ -41,8 +44,30 @@ def _blank_comments(text: str) -> str:
     return _COMMENT_OR_STRING.sub(repl, text)
 
 
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small objects.
+
+    Reading class/evidence.db creates ~250,000 objects, none of them in
+    reference cycles; the collector's repeated passes over them cost more than
+    the reading itself (0.5 s instead of 0.2 s).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_db_lines(text: str, filename: str) -> tuple[list[EvidenceAtom], list[FunctionValue]]:
     """Evidence atoms and function values of a .db text, in file order."""
+    with no_gc():
+        return _parse_db_lines(text, filename)
+
+
+def _parse_db_lines(text: str, filename: str) -> tuple[list[EvidenceAtom], list[FunctionValue]]:
     if "/*" in text:
         text = _blank_comments(text)
     lines = text.split("\n")

@@ -1,0 +1,112 @@
+"""``mln check``: parse and check a model, its evidence and queries; print a summary.
+
+    mln check -i a.mln[,b.mln] [-e x.db[,y.db]] [-q Smokes,Cancer(x)] [-f query.db]
+
+Any mistake is reported by ``cli.main`` as ``file:line:col: message`` with the
+offending line and a caret (exit status 2).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..lang.ast import Query
+from ..lang.checks import evidence_domains
+from ..lang.printer import format_query
+from ..model import MLN, Database
+from .common import load_inputs, split_list
+
+
+def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dict:
+    """The figures ``mln check`` prints, as a plain dict (also used by tests)."""
+    domains = evidence_domains(mln, db)
+    hard = sum(1 for f in mln.formulas if f.hard)
+    soft = sum(1 for f in mln.formulas if f.weight is not None)
+    per_pred: dict[str, Counter] = {}
+    if db is not None:
+        for atom in db.atoms:
+            per_pred.setdefault(atom.atom.predicate, Counter())[atom.truth] += 1
+    return {
+        "types": len(domains),
+        "constants": sum(len(c) for c in domains.values()),
+        "domains": {name: len(c) for name, c in domains.items()},
+        "predicates": len(mln.predicates),
+        "closed_predicates": sum(1 for p in mln.predicates.values() if p.closed),
+        "functions": len(mln.functions),
+        "formulas": len(mln.formulas),
+        "hard": hard,
+        "soft": soft,
+        "unweighted": len(mln.formulas) - hard - soft,
+        "fixed": sum(1 for f in mln.formulas if f.fixed),
+        "evidence_atoms": len(db.atoms) if db is not None else 0,
+        "function_values": len(db.function_values) if db is not None else 0,
+        "evidence": {
+            name: {"true": c[True], "false": c[False], "unknown": c[None]} for name, c in per_pred.items()
+        },
+        "queries": [format_query(q) for q in queries] if queries else [],
+    }
+
+
+def print_summary(summary: dict, console: Console, model_files: list[str], evidence_files: list[str]) -> None:
+    s = summary
+    console.print(f"[bold]model[/bold] {', '.join(model_files)}: OK")
+    console.print(
+        f"  {s['types']} types, {s['constants']} constants, {s['predicates']} predicates"
+        f" ({s['closed_predicates']} closed-world), {s['functions']} functions"
+    )
+    console.print(
+        f"  {s['formulas']} formulas: {s['hard']} hard, {s['soft']} soft"
+        f" ({s['fixed']} fixed), {s['unweighted']} without weight"
+    )
+    if s["domains"]:
+        table = Table(title=None, show_edge=False, pad_edge=False, box=None)
+        table.add_column("type", style="cyan")
+        table.add_column("constants", justify="right")
+        for name, n in s["domains"].items():
+            table.add_row(name, str(n))
+        console.print(table)
+    if evidence_files:
+        console.print(
+            f"[bold]evidence[/bold] {', '.join(evidence_files)}: OK, {s['evidence_atoms']} atoms"
+            + (f", {s['function_values']} function values" if s["function_values"] else "")
+        )
+        if s["evidence"]:
+            table = Table(show_edge=False, pad_edge=False, box=None)
+            table.add_column("predicate", style="cyan")
+            table.add_column("true", justify="right")
+            table.add_column("false", justify="right")
+            table.add_column("unknown", justify="right")
+            for name, c in s["evidence"].items():
+                table.add_row(name, str(c["true"]), str(c["false"]), str(c["unknown"]))
+            console.print(table)
+    if s["queries"]:
+        console.print(f"[bold]queries[/bold]: {', '.join(s['queries'])}: OK")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check")
+    def check(
+        input: Annotated[str, typer.Option("-i", "--input", help="MLN file(s), comma-separated, read as one program.")],
+        evidence: Annotated[
+            Optional[str], typer.Option("-e", "--evidence", help="Evidence .db file(s), comma-separated.")
+        ] = None,
+        queries: Annotated[
+            Optional[str],
+            typer.Option("-q", "--queries", help="Query predicates or atoms, comma-separated: Smokes,Friends(x,Bob)."),
+        ] = None,
+        query_file: Annotated[
+            Optional[Path], typer.Option("-f", "--query-file", help="A file of queries (one or more per line).")
+        ] = None,
+    ) -> None:
+        """Parse and check a model (and evidence, queries); print a summary."""
+        mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
+        db = dbs[0] if dbs else None
+        summary = summarize(mln, db, query_list)
+        console = Console(highlight=False, soft_wrap=True)
+        print_summary(summary, console, split_list(input), split_list(evidence))
