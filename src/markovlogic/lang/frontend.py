@@ -16,7 +16,7 @@ from lark import Lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import MarkovLogicError, MLNSyntaxError
-from .postlex import PostLexer
+from .postlex import PostLexer, opener_position
 from .transform import AstBuilder
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
@@ -120,9 +120,10 @@ class Frontend:
                 opener = state.open_brackets[0]
                 if tok is None or tok.type == "$END" or getattr(tok, "line", opener.line) != opener.line:
                     char = "(" if opener.type == "LPAR" else "{"
+                    o_line, o_column = opener_position(opener)
                     return MLNSyntaxError(
                         f"unbalanced parentheses: this '{char}' is never closed",
-                        file=filename, line=opener.line + line_offset, column=opener.column,
+                        file=filename, line=o_line + line_offset, column=o_column,
                     )
             if tok is None or tok.type == "$END" or isinstance(err, UnexpectedEOF):
                 message = f"unexpected end of input in {_KIND[self.start]}"
@@ -133,13 +134,19 @@ class Frontend:
                 else:
                     line, column = _end_position(text)
             else:
-                message = f"unexpected {_describe(tok)}"
-                hint = _hint(tok, err)
-                if expected:
-                    message += f"; expected {expected}"
-                if hint:
-                    message += f" ({hint})"
                 line, column = tok.line, tok.column
+                start = getattr(tok, "start_pos", None)
+                if start is not None and (text.startswith("/*", start) or (start > 0 and text.startswith("/*", start - 1))):
+                    message = "unterminated comment: '/*' without '*/'"
+                    if not text.startswith("/*", start):
+                        column -= 1
+                else:
+                    message = f"unexpected {_describe(tok)}"
+                    hint = _hint(tok, err)
+                    if expected:
+                        message += f"; expected {expected}"
+                    if hint:
+                        message += f" ({hint})"
         if line is None or line < 1:
             line, column = _end_position(text)
         return MLNSyntaxError(message, file=filename, line=line + line_offset, column=column)
@@ -155,15 +162,26 @@ def _describe(tok) -> str:
 
 def _hint(tok, err: UnexpectedInput) -> str:
     expected = getattr(err, "expected", set()) or set()
-    if tok.type == "_NL" and "RPAR" in expected:
-        return "a ')' is missing"
-    if tok.type == "NAME" and ("AND" in expected or "OR" in expected):
+    if tok.type == "OR" and "NAME" in expected:
+        return "'v' is the disjunction and cannot be used as a name"
+    if tok.type in ("NAME", "NUMBER", "STRING") and ("AND" in expected or "OR" in expected):
         return "two formulas on one line? join them with a connective or put each on its own line"
     return ""
 
 
+_FORMULA_END = {"AND", "OR", "IMPLIES", "IFF", "PERIOD", "_NL", "$END"}
+_FORMULA_START = {"NOT", "LPAR", "NAME", "FORALL", "EXIST"}
+
+
 def _expected(err: UnexpectedInput) -> str:
-    names = getattr(err, "expected", None) or getattr(err, "accepts", None) or set()
+    names = set(getattr(err, "expected", None) or getattr(err, "accepts", None) or ())
+    # LALR states mix alternatives; summarise the common situations in words
+    if names & {"AND", "OR", "IMPLIES", "IFF"} and names & {"PERIOD", "_NL", "$END"}:
+        return "a connective (^, v, =>, <=>), a final '.' or the end of the line"
+    if _FORMULA_START <= names:
+        return "a formula"
+    if {"COMMA", "RPAR"} <= names:
+        return "',' or ')'"
     shown = sorted({_TOKEN_NAMES.get(n, n) for n in names if not n.startswith("__")})
     if not shown:
         return ""

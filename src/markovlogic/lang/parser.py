@@ -106,7 +106,7 @@ class MLNBuilder:
         self._included: set[Path] = set()
 
     # -------------------------------------------------------------- input
-    def add_file(self, path: Path, pos: Pos | None = None) -> None:
+    def add_file(self, path: Path, pos: Pos | None = None, shown: str | None = None) -> None:
         resolved = Path(path).resolve()
         if resolved in self._including:
             chain = " -> ".join(p.name for p in self._including[self._including.index(resolved):])
@@ -119,7 +119,7 @@ class MLNBuilder:
             return  # included before (diamond includes are read once)
         if pos is not None and not resolved.exists():
             raise MLNSemanticError(
-                f"cannot include \"{path}\": file not found ({resolved})",
+                f"cannot include \"{shown or path}\": file not found ({resolved})",
                 file=pos.file, line=pos.line, column=pos.column,
             )
         text = read_text(Path(path), pos)
@@ -146,7 +146,7 @@ class MLNBuilder:
             self._function_decl(stmt)
         elif kind is RawInclude:
             base = base_dir if base_dir is not None else Path.cwd()
-            self.add_file(base / stmt.path, stmt.path_pos)
+            self.add_file(base / stmt.path, stmt.path_pos, shown=stmt.path)
         else:  # pragma: no cover
             raise MLNSemanticError(f"unexpected statement {stmt!r}")
 

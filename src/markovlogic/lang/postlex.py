@@ -77,9 +77,10 @@ class PostLexer:
             if not state.open_brackets or state.open_brackets[-1].type != opener:
                 if state.open_brackets:
                     other = state.open_brackets[-1]
+                    o_line, o_column = opener_position(other)
                     raise _error(
                         f"unbalanced parentheses: '{char}' does not match the "
-                        f"'{_OPENERS[other.type]}' at line {other.line}, column {other.column}",
+                        f"'{_OPENERS[other.type]}' at line {o_line}, column {o_column}",
                         tok,
                     )
                 raise _error(f"unbalanced parentheses: '{char}' without a matching opening one", tok)
@@ -192,7 +193,19 @@ class PostLexer:
         self._check_closed(state)
 
 
+def opener_position(tok: Token) -> tuple[int, int]:
+    """Line and column of the bracket itself (``TYPE_OPEN`` is ``= {``)."""
+    if tok.type != "TYPE_OPEN":
+        return tok.line, tok.column
+    text = str(tok)
+    newlines = text.count("\n")
+    if newlines:
+        return tok.line + newlines, len(text) - text.rfind("\n")
+    return tok.line, tok.column + len(text) - 1
+
+
 def _error(message: str, tok: Token) -> MLNSyntaxError:
-    err = MLNSyntaxError(message, line=tok.line, column=tok.column)
+    line, column = opener_position(tok)
+    err = MLNSyntaxError(message, line=line, column=column)
     err.token = tok  # type: ignore[attr-defined]
     return err
