@@ -1,0 +1,207 @@
+"""``mln learn``: weight learning, Alchemy's ``learnwts`` spellings accepted.
+
+    mln learn -i prog.mln -t train.db[,more.db] -o learned.mln [--ne preds]
+              [--method pll|perceptron|dn|scg|mira] [-g] [-d] [--multiple-databases]
+              [--iterations N] [--prior-stddev S] [--seed N] [--trace FILE.csv] [--plot FILE.png]
+
+A progress bar shows the objective per iteration. The learned model is written
+atomically, and only when learning succeeded; so are the trace (CSV: iteration,
+objective, seconds, one column per weight) and the learning curve (PNG).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import OptionError
+from ..io import write_text_atomic
+from .common import _existing, split_list
+
+console = Console(stderr=True, highlight=False)
+
+DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20}
+
+
+def learn_command(
+    input: str = typer.Option(..., "-i", "--input", help="MLN file(s), comma-separated."),
+    train: str = typer.Option(..., "-t", "--train", help="Training .db file(s), comma-separated."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output .mln file with the learned weights."),
+    ne: Optional[str] = typer.Option(
+        None, "--ne", "-ne", help="Query (non-evidence) predicates, comma-separated. Default: the predicates not marked closed (*); all for -g."),
+    method: Optional[str] = typer.Option(None, "--method", help="pll, perceptron, dn (default), scg, mira."),
+    generative: bool = typer.Option(False, "-g", help="Alchemy: generative learning (pseudo-likelihood, --method pll)."),
+    discriminative: bool = typer.Option(False, "-d", help="Alchemy: discriminative learning (the default)."),
+    multiple_databases: bool = typer.Option(
+        False, "--multiple-databases", "-multipleDatabases", help="Each .db file is an independent world."),
+    iterations: Optional[int] = typer.Option(
+        None, "--iterations", "-dNumIter", "-gMaxIter", help="Iterations (pll 10000, dn/scg/perceptron 100, mira 20)."),
+    prior_stddev: Optional[float] = typer.Option(
+        None, "--prior-stddev", "-priorStdDev", help="Std. dev. of the Gaussian prior (default 2; 100 for pll)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    inference: Optional[str] = typer.Option(None, "--inference", help="dn/scg expectations: mcsat (default) or exact."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="dn/scg: MC-SAT samples per iteration (default 20)."),
+    map_method: Optional[str] = typer.Option(
+        None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), ilp (mira default), exact."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop learning after this many seconds."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
+) -> None:
+    """Learn the weights of a model from training databases."""
+    from ..lang.parser import parse_db_files
+    from ..learn.api import learn_model
+    from ..model import MLN
+
+    method = _choose_method(method, generative, discriminative)
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise OptionError("--plot needs matplotlib (pip install matplotlib)") from exc
+    for name, value in (("samples", samples), ("iterations", iterations)):
+        if value is not None and value < 1:
+            raise OptionError(f"--{name} must be a positive integer, got {value}")
+    if max_seconds is not None and max_seconds <= 0:
+        raise OptionError(f"--max-seconds must be positive, got {max_seconds}")
+
+    mln_paths = _existing(split_list(input), "MLN")
+    if not mln_paths:
+        raise OptionError("no MLN file given (-i)")
+    db_paths = _existing(split_list(train), "training")
+    if not db_paths:
+        raise OptionError("no training database given (-t)")
+    mln = MLN.from_file(list(mln_paths))
+    if multiple_databases:
+        dbs = [parse_db_files([p], mln=mln) for p in db_paths]
+    else:
+        dbs = [parse_db_files(list(db_paths), mln=mln)]
+
+    options = dict(inference=inference, samples=samples, map_method=map_method, max_seconds=max_seconds)
+    total = iterations or DEFAULT_ITERATIONS[method]
+    with _LearningProgress(method, total) as progress:
+        model = learn_model(
+            mln, dbs, query_predicates=split_list(ne) or None, method=method,
+            multiple_databases=multiple_databases, iterations=iterations, prior_stddev=prior_stddev,
+            seed=seed, callback=progress.update, **options,
+        )
+    result = model.result
+    write_text_atomic(output, model.text)
+    if trace is not None:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(result.trace_columns())
+        writer.writerows(result.trace_rows())
+        write_text_atomic(trace, buffer.getvalue())
+    if plot is not None:
+        _plot(result, plot)
+    _summary(model, output)
+
+
+def _choose_method(method: str | None, generative: bool, discriminative: bool) -> str:
+    from ..learn.api import METHODS
+
+    if generative and discriminative:
+        raise OptionError("choose one of -g (generative) and -d (discriminative)")
+    if method is None:
+        return "pll" if generative else "dn"
+    if method not in METHODS:
+        raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
+    if generative and method != "pll":
+        raise OptionError(f"-g (generative learning) contradicts --method {method}")
+    if discriminative and method == "pll":
+        raise OptionError("-d (discriminative learning) contradicts --method pll")
+    return method
+
+
+class _LearningProgress:
+    """A rich progress bar with the objective of the last iteration."""
+
+    def __init__(self, method: str, total: int) -> None:
+        self.method = method
+        self.total = total
+        self.enabled = console.is_terminal
+        self.progress: Progress | None = None
+        self.task = None
+
+    def __enter__(self) -> "_LearningProgress":
+        if self.enabled:
+            self.progress = Progress(
+                TextColumn(f"learning ({self.method})"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[objective]}"), TimeElapsedColumn(),
+                console=console, transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task("learn", total=self.total, objective="")
+        return self
+
+    def update(self, row) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=min(row.iteration, self.total),
+                                 objective=f"objective {row.objective:.6g}")
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _plot(result, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([r.iteration for r in result.trace], [r.objective for r in result.trace], marker=".")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(result.objective_name)
+    ax.set_title(f"weight learning ({result.method})")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=directory)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format="png", dpi=100)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
+def _summary(model, output: Path) -> None:
+    result = model.result
+    table = Table(show_header=False, box=None, pad_edge=False)
+    rows = [
+        ("method", result.method),
+        ("query predicates", ", ".join(model.query_predicates)),
+        ("databases", str(len(model.networks))),
+        ("atoms", str(sum(n.n_atoms for n in model.networks))),
+        ("clauses", str(sum(n.n_clauses for n in model.networks))),
+        ("weights", str(len(result.params))),
+        ("iterations", str(result.iterations)),
+        ("converged", str(result.converged)),
+        (result.objective_name, f"{result.objective:.6g}"),
+        ("ground seconds", f"{model.ground_seconds:.3g}"),
+        ("learn seconds", f"{model.learn_seconds:.3g}"),
+        ("output", str(output)),
+    ]
+    for k, v in rows:
+        table.add_row(k, v)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("learn")(learn_command)

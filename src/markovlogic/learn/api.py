@@ -1,0 +1,196 @@
+"""Weight learning for models: from an ``MLN`` and training databases to a new
+``MLN`` with learned weights.
+
+Each training database is grounded with the learned predicates as queries,
+every formula admitted even without a weight (``allow_unweighted``), and the
+training truth of the query atoms read closed-world (an atom not listed is
+false). Discriminative methods learn P(query predicates | the rest): the
+query predicates are those named (``--ne``), or, when none are named, the
+predicates not declared closed-world with Tuffy's ``*``. Generative learning
+(``pll``) follows Alchemy's ``-g``: the named predicates enter the
+pseudo-likelihood, all predicates when none are named.
+
+Several databases are one world (their atoms together, shared constants)
+unless ``multiple_databases`` is set: then each is an independent world and
+their counts add up.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from ..errors import LearningError, OptionError, QueryError
+from ..ground.network import GroundNetwork
+from ..lang.ast import Query
+from .result import Callback, LearnResult
+
+if TYPE_CHECKING:
+    from ..model import MLN, Database
+
+METHODS = ("pll", "perceptron", "dn", "scg", "mira")
+DISCRIMINATIVE = ("perceptron", "dn", "scg", "mira")
+
+# options each learner takes besides (iterations, prior_stddev, seed, callback)
+_METHOD_OPTIONS = {
+    "pll": {"tolerance"},
+    "dn": {"inference", "samples", "burn_in", "initial_lambda", "max_lambda", "tolerance", "max_seconds"},
+    "scg": {"inference", "samples", "burn_in", "initial_lambda", "max_lambda", "tolerance", "max_seconds"},
+    "perceptron": {"map_method", "learning_rate", "per_weight", "max_seconds"},
+    "mira": {"map_method", "C", "max_seconds"},
+}
+
+
+@dataclass
+class LearnedModel:
+    mln: "MLN"                      # the model with learned weights
+    text: str                       # its .mln text, split formulas commented as Alchemy does
+    result: LearnResult             # parameters and trace
+    query_predicates: list[str]
+    networks: list[GroundNetwork] = field(repr=False, default_factory=list)
+    ground_seconds: float = 0.0
+    learn_seconds: float = 0.0
+
+
+def learned_predicates(mln: "MLN", query_predicates: Sequence[str] | str | None, method: str) -> list[str]:
+    """The predicates whose atoms are learned (see module docstring)."""
+    if isinstance(query_predicates, str):
+        query_predicates = [q.strip() for q in query_predicates.split(",") if q.strip()]
+    if query_predicates:
+        names = list(dict.fromkeys(query_predicates))
+        unknown = [q for q in names if q not in mln.predicates]
+        if unknown:
+            raise QueryError(
+                f"unknown query predicate{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                f"(the model declares {', '.join(mln.predicates) or 'none'})"
+            )
+        return names
+    if method == "pll":
+        return list(mln.predicates)
+    open_preds = [name for name, decl in mln.predicates.items() if not decl.closed]
+    if open_preds and len(open_preds) < len(mln.predicates):
+        return open_preds
+    raise OptionError(
+        "discriminative learning needs the query (non-evidence) predicates: name them with --ne "
+        "(query_predicates=[...])"
+    )
+
+
+def _merge(dbs: Sequence["Database"]) -> "Database":
+    from ..model import Database
+
+    return Database(
+        atoms=[a for db in dbs for a in db.atoms],
+        function_values=[v for db in dbs for v in db.function_values],
+    )
+
+
+def _learner_options(method: str, options: dict) -> dict:
+    allowed = _METHOD_OPTIONS[method]
+    bad = sorted(k for k, v in options.items() if v is not None and k not in allowed)
+    if bad:
+        raise OptionError(
+            f"option{'s' if len(bad) > 1 else ''} {', '.join(b.replace('_', '-') for b in bad)} "
+            f"do{'es' if len(bad) == 1 else ''} not apply to --method {method}"
+        )
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _check_numbers(iterations: int | None, prior_stddev: float | None) -> None:
+    if iterations is not None and (isinstance(iterations, bool) or int(iterations) != iterations or iterations < 1):
+        raise OptionError(f"iterations must be a positive integer, got {iterations!r}")
+    if prior_stddev is not None and not (prior_stddev > 0):
+        raise OptionError(f"prior-stddev must be positive, got {prior_stddev!r}")
+
+
+def ground_training(
+    mln: "MLN",
+    dbs: Sequence["Database"],
+    predicates: list[str],
+    multiple_databases: bool,
+) -> list[GroundNetwork]:
+    """One ground network per training world, with training truth values."""
+    from ..ground import ground
+
+    if not dbs:
+        raise LearningError("no training database given")
+    worlds = list(dbs) if multiple_databases else [_merge(dbs)]
+    queries = [Query(p) for p in predicates]
+    return [ground(mln, [db], queries, allow_unweighted=True, truth_closed_world=True) for db in worlds]
+
+
+def learn_model(
+    mln: "MLN",
+    dbs: "Sequence[Database] | Database",
+    *,
+    query_predicates: Sequence[str] | str | None = None,
+    method: str = "dn",
+    multiple_databases: bool = False,
+    iterations: int | None = None,
+    prior_stddev: float | None = None,
+    seed: int = 0,
+    callback: Callback | None = None,
+    **options,
+) -> LearnedModel:
+    """Ground, learn, and build the learned model (see module docstring).
+
+    ``options`` go to the learner: ``inference`` ("mcsat" or "exact"),
+    ``samples``, ``burn_in``, ``tolerance``, ``max_seconds`` (dn, scg);
+    ``map_method``, ``learning_rate`` (perceptron); ``map_method``, ``C`` (mira)."""
+    from ..model import Database
+    from . import LEARNERS
+    from .output import learned_mln_text, param_coefficients
+
+    if method not in METHODS:
+        raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
+    _check_numbers(iterations, prior_stddev)
+    kwargs = _learner_options(method, options)
+    if iterations is not None:
+        kwargs["iterations"] = int(iterations)
+    if prior_stddev is not None:
+        kwargs["prior_stddev"] = float(prior_stddev)
+    if isinstance(dbs, Database):
+        dbs = [dbs]
+    predicates = learned_predicates(mln, query_predicates, method)
+
+    start = time.perf_counter()
+    nets = ground_training(mln, dbs, predicates, multiple_databases)
+    ground_seconds = time.perf_counter() - start
+    result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
+    learn_seconds = time.perf_counter() - start - ground_seconds
+
+    from ..lang.parser import parse_mln_text
+
+    text = learned_mln_text(mln, result.param_info, result.params, param_coefficients(nets, len(result.params)))
+    learned = parse_mln_text(text, filename="<learned>")
+    return LearnedModel(
+        mln=learned,
+        text=text,
+        result=result,
+        query_predicates=predicates,
+        networks=nets,
+        ground_seconds=ground_seconds,
+        learn_seconds=learn_seconds,
+    )
+
+
+def learn_weights(
+    mln: "MLN",
+    dbs: "Sequence[Database] | Database",
+    *,
+    query_predicates: Sequence[str] | str | None = None,
+    method: str = "dn",
+    multiple_databases: bool = False,
+    iterations: int | None = None,
+    prior_stddev: float | None = None,
+    seed: int = 0,
+    callback: Callback | None = None,
+    **options,
+) -> "MLN":
+    """A new ``MLN`` whose formulas carry weights learned from ``dbs``
+    (:func:`learn_model` gives the trace and the .mln text too)."""
+    return learn_model(
+        mln, dbs, query_predicates=query_predicates, method=method, multiple_databases=multiple_databases,
+        iterations=iterations, prior_stddev=prior_stddev, seed=seed, callback=callback, **options,
+    ).mln
