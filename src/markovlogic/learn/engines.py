@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import LearningError, OptionError
 from ..ground.network import GroundNetwork
 from ..infer.exact import DEFAULT_MAX_ATOMS, _component_tables
-from .counts import expand_ranges, world_counts
+from .counts import Reweighter, expand_ranges, world_counts
 
 
 # ---------------------------------------------------------------- moments
@@ -241,10 +241,11 @@ class SampledEngine:
         self.seed = seed
         self.state: np.ndarray | None = None
         self.calls = 0
+        self.reweight = Reweighter(net)
 
     def moments(self, params: np.ndarray) -> Moments:
         params = np.asarray(params, dtype=np.float64)
-        net = self.net.with_params(params)
+        net = self.reweight(params)
         burn = self.burn_in if self.state is None else 0
         worlds = np.asarray(self.sampler(net, self.samples, self.state, self.seed + 7919 * self.calls, burn), dtype=bool)
         self.calls += 1
@@ -293,9 +294,10 @@ class SolverMapEngine:
         self._last: np.ndarray | None = None
         self.calls = 0
         self.hard_violated = 0
+        self.reweight = Reweighter(net)
 
     def map_world(self, params: np.ndarray) -> np.ndarray:
-        net = self.net.with_params(np.asarray(params, dtype=np.float64))
+        net = self.reweight(params)
         options = dict(self.options)
         if self.method == "maxwalksat":
             options.setdefault("seed", self.seed + self.calls)
