@@ -1,0 +1,1 @@
+"""markovlogic benchmarks: ``python -m bench [workload ...]`` (see harness.py)."""
