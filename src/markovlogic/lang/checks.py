@@ -466,9 +466,9 @@ def evidence_domains(mln, db=None) -> dict[str, tuple[str, ...]]:
         decl = mln.functions.get(fv.function)
         if decl is None:
             continue
+        add(decl.return_type, fv.value)
         for const, type_name in zip(fv.args, decl.arg_types):
             add(type_name, const)
-        add(decl.return_type, fv.value)
     return {k: tuple(v) for k, v in domains.items()}
 
 

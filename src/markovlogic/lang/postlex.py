@@ -104,7 +104,7 @@ class PostLexer:
 
     # -------------------------------------------------------------- queries
     def _process_query(self, stream: Iterator[Token], state: ParseState) -> Iterator[Token]:
-        """Queries are separated by commas or line breaks; empty items are dropped."""
+        """Queries are separated by commas, blanks or line breaks; empty items are dropped."""
         comma: Token | None = None
         started = False
         for tok in stream:
@@ -117,6 +117,8 @@ class PostLexer:
                 continue
             if kind in ("BLOCK_COMMENT", "_NL"):
                 continue
+            if comma is None and started and kind == "NAME" and not state.open_brackets:
+                comma = Token.new_borrow_pos("COMMA", ",", tok)  # 'P(x) Q': blanks separate too
             if comma is not None:
                 yield comma
                 comma = None
