@@ -1,0 +1,903 @@
+"""The grounder: evidence store + clause templates -> ``GroundNetwork``.
+
+``ground(mln, db, queries)`` is the one-call API. ``Grounder`` keeps the
+store, the compiled templates and two registries (atoms and weight
+parameters, both with ids that only grow) so that later questions reuse
+them:
+
+* :meth:`Grounder.network` grounds every template (one SQL query each),
+  merges duplicate ground clauses, builds the exactly-one blocks and keeps the
+  connected components that contain a query atom;
+* :meth:`Grounder.violated_groundings` is cutting-plane inference's
+  separation step: the ground clauses violated (positive weight, hard) or
+  satisfied (negative weight) by a world of the unknown atoms, as clauses
+  over the same atom ids; :meth:`Grounder.assemble` turns accumulated clauses
+  into a network over every registered atom;
+* lazy inference ("ground the clauses that touch these atoms") is the same
+  SQL with one more filter (see ``sqlgen``); it is not wired yet.
+
+Semantics of evidence and query atoms (``query_truth``): by default, as in
+Alchemy and Tuffy, an atom of a query predicate listed in the evidence is
+evidence (certain), and the query atoms are the other groundings. For
+learning (``query_truth=True``, implied by ``truth_closed_world=True``) the
+listed atoms of query predicates are training labels: every grounding of a
+query predicate stays unknown and the labels go to ``GroundNetwork.truth``
+(1 true, 0 false; an atom not listed is 0 with ``truth_closed_world`` and
+-1 otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import MarkovLogicError, MLNSemanticError
+from ..lang.ast import Const, Func, Query, Var
+from ..logic.clauses import ClauseTemplate, Comparison, Literal
+from ..model import MLN, Database
+from ..store.store import EvidenceStore
+from .assemble import PAD, GroundClauses, Rows, distribute, merge
+from .network import GroundNetwork, _components
+from .registry import AtomRegistry, ParamRegistry
+from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
+from .terms import Scope, is_internal
+
+MAX_DISTRIBUTION = 4096
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _term_constants(term, type_name, store_functions, mln, out) -> None:
+    if isinstance(term, Const):
+        out.append((type_name, term.name))
+    elif isinstance(term, Func):
+        decl = mln.functions.get(term.name)
+        for j, a in enumerate(term.args):
+            t = decl.arg_types[j] if decl is not None and j < decl.arity else None
+            _term_constants(a, t, store_functions, mln, out)
+
+
+def formula_constants(mln: MLN, templates: list[ClauseTemplate]) -> list[tuple[str | None, str]]:
+    """(type, constant) for every constant in the templates: atom arguments join
+    their predicate's argument type; constants elsewhere only get an id."""
+    out: list[tuple[str | None, str]] = []
+
+    def leaf(d) -> None:
+        if isinstance(d, Literal):
+            decl = mln.predicates.get(d.atom.predicate)
+            for j, a in enumerate(d.atom.args):
+                t = decl.arg_types[j] if decl is not None and j < decl.arity else None
+                _term_constants(a, t, None, mln, out)
+        else:
+            _term_constants(d.left, None, None, mln, out)
+            _term_constants(d.right, None, None, mln, out)
+
+    for t in templates:
+        for d in t.literals:
+            leaf(d)
+        for d in t.comparisons:
+            leaf(d)
+        for g in t.exists:
+            for d in g.conjuncts:
+                leaf(d)
+    return out
+
+
+def _term_vars(term, out: set) -> None:
+    if isinstance(term, Var):
+        out.add(term.name)
+    elif isinstance(term, Func):
+        for a in term.args:
+            _term_vars(a, out)
+
+
+def _leaf_vars(d) -> set[str]:
+    out: set[str] = set()
+    if isinstance(d, Literal):
+        for a in d.atom.args:
+            _term_vars(a, out)
+    else:
+        _term_vars(d.left, out)
+        _term_vars(d.right, out)
+    return out
+
+
+def _func_terms(t: ClauseTemplate):
+    """(term, type or None) of every function term in the template's literals
+    and comparisons (not in existential groups)."""
+    def walk(term, type_name):
+        if isinstance(term, Func):
+            yield term, type_name
+    for d in t.literals:
+        for a in d.atom.args:
+            yield from walk(a, None)
+    for c in t.comparisons:
+        yield from walk(c.left, None)
+        yield from walk(c.right, None)
+
+
+class Grounder:
+    """Evidence store, clause templates and atom/parameter registries of one
+    grounding problem. See the module docstring."""
+
+    def __init__(
+        self,
+        mln: MLN,
+        db: Database | Sequence[Database] | None = None,
+        queries: Sequence[Query] | None = None,
+        *,
+        closed: Sequence[str] = (),
+        open_: Sequence[str] = (),
+        db_path: str | None = None,
+        allow_unweighted: bool = False,
+        truth_closed_world: bool = False,
+        query_truth: bool | None = None,
+        max_clauses: int | None = None,
+        progress: bool = False,
+        templates: list[ClauseTemplate] | None = None,
+    ) -> None:
+        start = time.perf_counter()
+        self.mln = mln
+        self.timings: dict[str, float] = {}
+        if templates is None:
+            from ..logic.cnf import compile_mln
+
+            templates = compile_mln(mln)
+        self.templates, self.skipped_templates = self._check_weights(mln, list(templates), allow_unweighted)
+        self.allow_unweighted = allow_unweighted
+        self.truth_closed_world = truth_closed_world
+        self.query_truth = bool(truth_closed_world if query_truth is None else query_truth)
+        self.max_clauses = max_clauses
+        self.progress = progress
+        self.queries = list(queries or [])
+        self.store = EvidenceStore(
+            mln,
+            db,
+            self.queries,
+            closed=closed,
+            open_=open_,
+            db_path=db_path,
+            query_truth=self.query_truth,
+            formula_constants=formula_constants(mln, self.templates),
+        )
+        self.timings["store"] = time.perf_counter() - start
+        self.registry = AtomRegistry(self.store)
+        self.params = ParamRegistry(self.store, mln, self.templates)
+        for i, t in enumerate(self.templates):
+            self.params.ensure(i, t)
+        t0 = time.perf_counter()
+        self.query_atoms = self._register_query_atoms()
+        self._blocks: tuple[np.ndarray, np.ndarray, dict] | None = None
+        self._row_cache: dict[int, Rows] = {}
+        self._emitted: np.ndarray = np.zeros(0, dtype=np.uint64)
+        self.timings["query_atoms"] = time.perf_counter() - t0
+
+    # ------------------------------------------------------------ checks
+    @staticmethod
+    def _check_weights(mln: MLN, templates: list[ClauseTemplate], allow_unweighted: bool):
+        if allow_unweighted:
+            return templates, []
+        from ..logic.cnf import needs_weight
+
+        kept, skipped = [], []
+        for t in templates:
+            if t.hard or t.weight is not None:
+                kept.append(t)
+                continue
+            if needs_weight(t, mln):
+                decl = mln.formulas[t.formula_index] if 0 <= t.formula_index < len(mln.formulas) else None
+                pos = decl.pos if decl is not None else None
+                where = dict(file=pos.file, line=pos.line, column=pos.column) if pos else {}
+                raise MLNSemanticError(
+                    "formula has no weight: give it a weight, or end it with a period to make it hard "
+                    "(weights can also be learned: mln learn)",
+                    **where,
+                )
+            skipped.append(t)   # unweighted unit clause of a '!' predicate: the block says it
+        return kept, skipped
+
+    # ------------------------------------------------------------ helpers
+    def _fetch(self, sql: str) -> dict[str, np.ndarray]:
+        return self.store.con.execute(sql).fetchnumpy()
+
+    def _count(self, sql: str) -> int:
+        return int(self.store.con.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchone()[0])
+
+    def _template_text(self, i: int) -> str:
+        from ..logic.format import format_clause
+
+        t = self.templates[i]
+        text = format_clause(t)
+        decl = self.mln.formulas[t.formula_index] if 0 <= t.formula_index < len(self.mln.formulas) else None
+        if decl is not None and decl.pos is not None:
+            return f"{text!r} ({decl.pos.file}:{decl.pos.line})"
+        return repr(text)
+
+    def _register_query_atoms(self) -> np.ndarray:
+        store = self.store
+        chunks = []
+        if self.queries:
+            items = [(q.predicate, q.args) for q in self.queries]
+        else:
+            items = [(name, None) for name in store.preds]
+        for name, pattern in items:
+            info = store.preds[name]
+            sql = store.unknown_atoms_sql(name, pattern)
+            order = ", ".join(f"a{j}" for j in range(info.arity))
+            if order:
+                sql += f" ORDER BY {order}"
+            res = self._fetch(sql)
+            args = np.stack([res[f"a{j}"] for j in range(info.arity)], axis=1) if info.arity else np.zeros((len(res.get("one", [])), 0), np.int32)
+            if info.arity == 0 and len(args) > 1:
+                args = args[:1]
+            if len(args):
+                chunks.append(self.registry.ids(info.index, args))
+        return np.unique(np.concatenate(chunks)) if chunks else np.zeros(0, np.int32)
+
+    # ------------------------------------------------------------ templates
+    def _literal_codes(self, res: dict, q, n: int) -> np.ndarray:
+        codes = np.full((n, len(q.literals)), PAD, dtype=np.int32)
+        for li, out in enumerate(q.literals):
+            if out.arg_cols:
+                args = np.stack([res[c] for c in out.arg_cols], axis=1).astype(np.int32)
+            else:
+                args = np.zeros((n, 0), np.int32)
+            if out.status_col is not None:
+                keep = res[out.status_col] == -1
+                atoms = self.registry.ids(out.pred, args[keep])
+                codes[keep, li] = 2 * atoms + (0 if out.positive else 1)
+            else:
+                atoms = self.registry.ids(out.pred, args)
+                codes[:, li] = 2 * atoms + (0 if out.positive else 1)
+        return codes
+
+    def _group_vars(self, t: ClauseTemplate) -> list[str]:
+        cvars = set(clause_variables(t))
+        used: list[str] = []
+        for g in t.exists:
+            for d in g.conjuncts:
+                for v in sorted(_leaf_vars(d)):
+                    if v in cvars and v not in used:
+                        used.append(v)
+        return used
+
+    def _check_budget(self, i: int, sql: str, used: int) -> None:
+        if self.max_clauses is None:
+            return
+        n = self._count(sql)
+        if used + n > self.max_clauses:
+            raise MarkovLogicError(
+                f"template {i} {self._template_text(i)} would produce {n:,} ground clauses "
+                f"({used:,} already grounded; max_clauses={self.max_clauses:,}). "
+                "Ground a smaller part (narrower queries, more evidence), or use cutting-plane "
+                "inference (--method cpi), which grounds only the clauses a solution violates."
+            )
+
+    def ground_template(self, i: int, used: int = 0) -> tuple[Rows | None, dict]:
+        """The ground rows of template ``i`` (evidence-simplified, not merged)
+        and counts: ``rows`` (groundings not satisfied by evidence and
+        comparisons), ``satisfied_by_groups``."""
+        t = self.templates[i]
+        store = self.store
+        group_vars = self._group_vars(t) if t.exists else []
+        export = list(t.plus_vars) + [v for v in group_vars if v not in t.plus_vars]
+        q = TemplateCompiler(store, t, export_vars=export).build()
+        info = {"rows": 0, "satisfied_by_groups": 0}
+        if q.empty:
+            return None, info
+        self._check_budget(i, q.sql, used)
+        if t.exists:
+            store.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE _grows AS SELECT (row_number() OVER ()) - 1 AS rid, * FROM ({q.sql}) AS s"
+            )
+            res = self._fetch("SELECT * FROM _grows ORDER BY rid")
+        else:
+            res = self._fetch(q.sql)
+        n = len(next(iter(res.values()))) if res else 0
+        info["rows"] = n
+        if n == 0:
+            return None, info
+        codes = self._literal_codes(res, q, n)
+        binding = (
+            np.stack([res[q.var_cols[v]] for v in t.plus_vars], axis=1).astype(np.int32)
+            if t.plus_vars else None
+        )
+        param = None if t.hard else self.params.ids(i, t, binding)
+        if param is not None and binding is None:
+            param = np.full(n, param[0], dtype=np.int32)
+        coef: np.ndarray | float = self.params.coefficient(t)
+        if t.exists:
+            codes, row_of, k_per_row, satisfied = self._expand_groups(i, t, q, codes, n)
+            info["satisfied_by_groups"] = int(satisfied.sum())
+            store.con.execute("DROP TABLE IF EXISTS _grows")
+            if param is not None:
+                param = param[row_of]
+                coef = coef / k_per_row[row_of].astype(np.float64)
+        return Rows(codes=codes, template=i, param=param, coef=coef), info
+
+    def _expand_groups(self, i: int, t: ClauseTemplate, q, codes: np.ndarray, n: int):
+        """Add the existential groups' disjuncts to each grounding (distributing
+        conjunctions); groundings a group makes true are removed."""
+        satisfied = np.zeros(n, dtype=bool)
+        single_rows = [np.repeat(np.arange(n), codes.shape[1])]
+        single_codes = [codes.reshape(-1)]
+        multi_rows, multi_codes = [], []
+        for g in t.exists:
+            var_cols = {v: q.var_cols[v] for v in q.var_cols if v in self._group_vars(t)}
+            gq = GroupCompiler(self.store, t, g, "_grows", var_cols).build()
+            if gq.empty:
+                continue
+            res = self._fetch(gq.sql)
+            rid = res["rid"].astype(np.int64)
+            m = len(rid)
+            if m == 0:
+                continue
+            gcodes = self._literal_codes(res, gq, m)
+            if gcodes.shape[1] == 0:
+                satisfied[rid] = True          # every conjunct true by evidence
+                continue
+            gcodes.sort(axis=1)
+            size = (gcodes != PAD).sum(axis=1)
+            satisfied[rid[size == 0]] = True
+            one = size == 1
+            single_rows.append(rid[one])
+            single_codes.append(gcodes[one, 0])
+            many = size > 1
+            multi_rows.append(rid[many])
+            multi_codes.append(gcodes[many])
+        s_row = np.concatenate(single_rows)
+        s_code = np.concatenate(single_codes)
+        keep = s_code != PAD
+        s_row, s_code = s_row[keep], s_code[keep]
+        width = max([c.shape[1] for c in multi_codes] + [1])
+        m_row = np.concatenate(multi_rows) if multi_rows else np.zeros(0, np.int64)
+        m_codes = (
+            np.concatenate([np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=PAD) for c in multi_codes])
+            if multi_codes else np.zeros((0, width), np.int32)
+        )
+        # drop the groundings some group satisfies, renumber rows
+        live = np.flatnonzero(~satisfied)
+        new_id = np.full(n, -1, dtype=np.int64)
+        new_id[live] = np.arange(len(live))
+        ks = ~satisfied[s_row]
+        km = ~satisfied[m_row] if len(m_row) else np.zeros(0, bool)
+        clause_row, out, k_per_row = distribute(
+            len(live), new_id[s_row[ks]], s_code[ks], new_id[m_row[km]], m_codes[km],
+            MAX_DISTRIBUTION, f"template {i} {self._template_text(i)}",
+        )
+        return out, live[clause_row], self._k_full(n, live, k_per_row), satisfied
+
+    @staticmethod
+    def _k_full(n: int, live: np.ndarray, k_per_row: np.ndarray) -> np.ndarray:
+        k = np.ones(n, dtype=np.int64)
+        k[live] = k_per_row
+        return k
+
+    def count_groundings(self, i: int) -> int:
+        """Number of groundings of template ``i``'s clause variables (bindings
+        where every function term is defined)."""
+        t = self.templates[i]
+        types = t.variable_types
+        cvars = clause_variables(t)
+        funcs = list(_func_terms(t))
+        fvars: set[str] = set()
+        for term, _ in funcs:
+            _term_vars(term, fvars)
+        total = 1
+        for v in cvars:
+            if v not in fvars:
+                total *= len(self.store.domain(types[v]))
+        if not funcs or total == 0:
+            return total
+        scope = Scope(self.store, prefix="n")
+        for v in cvars:
+            if v in fvars:
+                scope.home_in_domain(v, types[v])
+        for d in t.literals:
+            decl = self.store.preds[d.atom.predicate]
+            for j, a in enumerate(d.atom.args):
+                if isinstance(a, Func):
+                    scope.id_expr(a, decl.arg_types[j])
+        for c in t.comparisons:
+            for side in (c.left, c.right):
+                if isinstance(side, Func):
+                    if is_internal(side, self.store):
+                        scope.conds.append(f"({scope.value_expr(side)[1]}) IS NOT NULL")
+                    else:
+                        scope.id_expr(side)
+        n = int(self.store.con.execute(f"SELECT count(*) FROM ({scope.select_sql([])}) AS q").fetchone()[0])
+        return total * n
+
+    # ------------------------------------------------------------ blocks
+    def blocks(self) -> tuple[np.ndarray, np.ndarray, dict]:
+        """Exactly-one blocks over registry atoms: (block_start, block_atoms, stats)."""
+        if self._blocks is not None:
+            return self._blocks
+        store = self.store
+        starts = [np.zeros(1, np.int64)]
+        atoms_list = []
+        offset = 0
+        violated = 0
+        for name, info in store.preds.items():
+            if not info.has_block:
+                continue
+            key = [j for j, m in enumerate(info.mutex) if not m]
+            mut = [j for j, m in enumerate(info.mutex) if m]
+            sql = store.unknown_atoms_sql(name) + " ORDER BY " + ", ".join(f"a{j}" for j in key + mut)
+            res = self._fetch(sql)
+            args = np.stack([res[f"a{j}"] for j in range(info.arity)], axis=1).astype(np.int32)
+            n_keys_total = math.prod(len(store.domain(info.arg_types[j])) for j in key)
+            true_keys = 0
+            if info.n_true and not info.labels:
+                cols = ", ".join(f"a{j}" for j in key) or "1"
+                true_keys = int(store.con.execute(
+                    f"SELECT count(*) FROM (SELECT DISTINCT {cols} FROM {info.table} WHERE t = 1) AS k"
+                ).fetchone()[0])
+            if len(args) == 0:
+                violated += n_keys_total - true_keys
+                continue
+            ids = self.registry.ids(info.index, args)
+            keys = args[:, key]
+            if keys.shape[1]:
+                new = np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)]
+            else:
+                new = np.zeros(len(keys), bool)
+                new[0] = True
+            first = np.flatnonzero(new)
+            atoms_list.append(ids)
+            starts.append(first[1:].astype(np.int64) + offset)
+            offset += len(ids)
+            starts.append(np.array([offset], np.int64))
+            violated += n_keys_total - true_keys - len(first)
+        block_atoms = np.concatenate(atoms_list) if atoms_list else np.zeros(0, np.int32)
+        block_start = np.unique(np.concatenate(starts)) if atoms_list else np.zeros(1, np.int64)
+        self._blocks = (block_start.astype(np.int64), block_atoms.astype(np.int32),
+                        {"blocks_violated_by_evidence": int(violated)})
+        return self._blocks
+
+    @staticmethod
+    def block_rows(block_start: np.ndarray, block_atoms: np.ndarray) -> Rows | None:
+        """The blocks as hard clauses: at least one value, and no two values."""
+        sizes = np.diff(block_start)
+        if len(sizes) == 0:
+            return None
+        w = int(sizes.max())
+        nb = len(sizes)
+        least = np.full((nb, max(w, 2)), PAD, dtype=np.int32)
+        pos = np.arange(len(block_atoms)) - np.repeat(block_start[:-1], sizes)
+        least[np.repeat(np.arange(nb), sizes), pos] = 2 * block_atoms
+        pairs = []
+        for s in np.unique(sizes):
+            if s < 2:
+                continue
+            which = np.flatnonzero(sizes == s)
+            p, q = np.triu_indices(int(s), 1)
+            a = block_atoms[block_start[which][:, None] + p[None, :]].reshape(-1)
+            b = block_atoms[block_start[which][:, None] + q[None, :]].reshape(-1)
+            pair = np.full((len(a), max(w, 2)), PAD, dtype=np.int32)
+            pair[:, 0] = 2 * a + 1
+            pair[:, 1] = 2 * b + 1
+            pairs.append(pair)
+        codes = np.concatenate([least] + pairs) if pairs else least
+        return Rows(codes=codes, template=-1, param=None, coef=0.0)
+
+    # ------------------------------------------------------------ network
+    def _ground_all(self, template_ids) -> tuple[list[Rows], dict]:
+        ids = range(len(self.templates)) if template_ids is None else template_ids
+        rows: list[Rows] = []
+        per_template = []
+        used = 0
+        constant = 0.0
+        values, _ = self.params.arrays()
+        iterator = list(ids)
+        bar = None
+        if self.progress:
+            from rich.progress import Progress
+
+            bar = Progress(transient=True)
+            bar.start()
+            task = bar.add_task("grounding", total=len(iterator))
+        try:
+            for i in iterator:
+                t0 = time.perf_counter()
+                r, info = self.ground_template(i, used)
+                used += info["rows"]
+                if r is not None:
+                    rows.append(r)
+                t = self.templates[i]
+                if not t.hard:
+                    total = self.count_groundings(i)
+                    sat = total - info["rows"] + info["satisfied_by_groups"]
+                    w = self.params.initial_value(t) * self.params.coefficient(t)
+                    constant += w * sat
+                    info["satisfied_by_evidence"] = int(sat)
+                info["seconds"] = round(time.perf_counter() - t0, 6)
+                per_template.append({"template": int(i), **info})
+                if bar is not None:
+                    bar.advance(task)
+        finally:
+            if bar is not None:
+                bar.stop()
+        return rows, {"templates": per_template, "evidence_constant": constant}
+
+    def truth(self, atom_ids: np.ndarray) -> np.ndarray:
+        """Training truth of registry atoms: 1/0 from labels, else 0 (query
+        predicates, ``truth_closed_world``) or -1."""
+        truth = np.full(self.registry.n_atoms, -1, dtype=np.int8)
+        pred, _ = self.registry.arrays()
+        if self.truth_closed_world:
+            for name in self.store.world.query_predicates:
+                truth[pred == self.store.preds[name].index] = 0
+        for name, (args, values) in self.store.labels.items():
+            if len(args) == 0:
+                continue
+            ids = self.registry.ids(self.store.preds[name].index, args, add=False)
+            hit = ids >= 0
+            vals = values[hit]
+            ok = vals >= 0
+            truth[ids[hit][ok]] = vals[ok]
+        return truth[atom_ids]
+
+    def network(
+        self,
+        *,
+        blocks_as_clauses: bool = False,
+        closure: bool = True,
+        template_ids: Sequence[int] | None = None,
+    ) -> GroundNetwork:
+        """Ground every template (or ``template_ids``) and build the network.
+
+        ``closure``: keep only the connected components (through clauses and
+        blocks) that contain a query atom; otherwise every registered atom is
+        an atom of the network, with its registry id.
+        """
+        start = time.perf_counter()
+        rows, ginfo = self._ground_all(template_ids)
+        t_sql = time.perf_counter() - start
+        block_start, block_atoms, binfo = self.blocks()
+        if blocks_as_clauses:
+            br = self.block_rows(block_start, block_atoms)
+            if br is not None:
+                rows.append(br)
+            block_start, block_atoms = np.zeros(1, np.int64), np.zeros(0, np.int32)
+        values, info = self.params.arrays()
+        t1 = time.perf_counter()
+        gc = merge(rows, values)
+        t_merge = time.perf_counter() - t1
+        stats = dict(gc.stats)
+        stats.update(binfo)
+        stats["evidence_constant_score"] = ginfo["evidence_constant"]
+        stats["templates"] = ginfo["templates"]
+        stats["registered_atoms"] = self.registry.n_atoms
+        net = self._build(gc, block_start, block_atoms, values, info, closure, stats)
+        seconds = time.perf_counter() - start
+        net.stats.update(
+            ground_seconds=round(seconds + sum(self.timings.values()), 6),
+            seconds={**{k: round(v, 6) for k, v in self.timings.items()},
+                     "sql": round(t_sql, 6), "merge": round(t_merge, 6),
+                     "network": round(seconds - t_sql - t_merge, 6)},
+            peak_mb=round(_peak_mb(), 1),
+        )
+        return net
+
+    def _build(self, gc: GroundClauses, block_start, block_atoms, values, info, closure: bool, stats: dict) -> GroundNetwork:
+        n = self.registry.n_atoms
+        is_query = np.zeros(n, dtype=bool)
+        is_query[self.query_atoms] = True
+        clause_start, lit_atom = gc.clause_start, gc.lit_atom
+        keep_clause = np.ones(gc.n_clauses, dtype=bool)
+        keep_block = np.ones(len(block_start) - 1, dtype=bool)
+        atom_ids = np.arange(n, dtype=np.int64)
+        if closure:
+            labels, _ = _components(n, clause_start, lit_atom, block_start, block_atoms)
+            good = np.zeros(labels.max(initial=-1) + 1, dtype=bool)
+            good[labels[self.query_atoms]] = True
+            keep_atom = good[labels] if n else np.zeros(0, bool)
+            atom_ids = np.flatnonzero(keep_atom)
+            sizes = np.diff(clause_start)
+            first_atom = lit_atom[clause_start[:-1][sizes > 0]]
+            keep_clause = np.zeros(gc.n_clauses, dtype=bool)
+            keep_clause[sizes > 0] = keep_atom[first_atom]
+            bsizes = np.diff(block_start)
+            if len(bsizes):
+                keep_block = keep_atom[block_atoms[block_start[:-1]]]
+            stats["pruned_atoms"] = int(n - len(atom_ids))
+            stats["pruned_clauses"] = int(gc.n_clauses - keep_clause.sum())
+        remap = np.full(n, -1, dtype=np.int64)
+        remap[atom_ids] = np.arange(len(atom_ids))
+        # clauses
+        sizes = np.diff(clause_start)
+        lit_keep = np.repeat(keep_clause, sizes)
+        new_sizes = sizes[keep_clause]
+        new_start = np.zeros(len(new_sizes) + 1, dtype=np.int64)
+        np.cumsum(new_sizes, out=new_start[1:])
+        new_lit_atom = remap[lit_atom[lit_keep]].astype(np.int32)
+        new_lit_pos = gc.lit_positive[lit_keep]
+        psizes = np.diff(gc.param_start)
+        pkeep = np.repeat(keep_clause, psizes)
+        new_pstart = np.zeros(len(new_sizes) + 1, dtype=np.int64)
+        np.cumsum(psizes[keep_clause], out=new_pstart[1:])
+        # blocks
+        bsizes = np.diff(block_start)
+        bkeep = np.repeat(keep_block, bsizes)
+        new_bstart = np.zeros(int(keep_block.sum()) + 1, dtype=np.int64)
+        np.cumsum(bsizes[keep_block], out=new_bstart[1:])
+        new_batoms = remap[block_atoms[bkeep]].astype(np.int32)
+        pred, args = self.registry.arrays()
+        truth = self.truth(atom_ids)
+        n_hard = int(gc.is_hard[keep_clause].sum())
+        stats.update(
+            atoms=int(len(atom_ids)),
+            query_atoms=int(is_query[atom_ids].sum()),
+            clauses=int(keep_clause.sum()),
+            hard_clauses=n_hard,
+            soft_clauses=int(keep_clause.sum()) - n_hard,
+            blocks=int(keep_block.sum()),
+            evidence_atoms=int(self.store.n_evidence_atoms),
+            constant_score=float(gc.constant_score + stats["evidence_constant_score"]),
+        )
+        net = GroundNetwork.from_arrays(
+            n_atoms=len(atom_ids),
+            clause_start=new_start,
+            lit_atom=new_lit_atom,
+            lit_positive=new_lit_pos,
+            is_hard=gc.is_hard[keep_clause],
+            param_start=new_pstart,
+            param_index=gc.param_index[pkeep],
+            param_coef=gc.param_coef[pkeep],
+            params=values,
+            param_info=info,
+            block_start=new_bstart,
+            block_atoms=new_batoms,
+            template_id=gc.template_id[keep_clause],
+            atom_pred=pred[atom_ids],
+            atom_args=args[atom_ids],
+            predicates=self.store.pred_names,
+            constants=self.store.constant_names(),
+            is_query=is_query[atom_ids],
+            constant_score=stats["constant_score"],
+            truth=truth,
+            stats=stats,
+        )
+        net.stats["components"] = int(net.n_components)
+        net.stats["bytes"] = int(net.nbytes())
+        return net
+
+    # ------------------------------------------------------------ cutting planes
+    def _world_tables(self, true_ids: np.ndarray) -> dict[int, str]:
+        pred, args = self.registry.arrays()
+        tables: dict[int, str] = {}
+        p = pred[true_ids]
+        for k in np.unique(p):
+            info = self.store.preds[self.store.pred_names[k]]
+            sel = true_ids[p == k]
+            frame = pd.DataFrame({f"a{j}": args[sel, j] for j in range(info.arity)} or {"one": np.ones(len(sel), np.int32)})
+            name = f"_w{int(k)}"
+            self.store.con.register(name, frame)
+            tables[int(k)] = name
+        return tables
+
+    def _cached_rows(self, i: int) -> Rows | None:
+        if i not in self._row_cache:
+            r, _ = self.ground_template(i)
+            self._row_cache[i] = r if r is not None else Rows(np.zeros((0, 1), np.int32), i, None, 0.0)
+        r = self._row_cache[i]
+        return r if len(r) else None
+
+    def violated_groundings(
+        self,
+        world_true_atoms: np.ndarray,
+        template_ids: Sequence[int] | None = None,
+        *,
+        params: np.ndarray | None = None,
+        new_only: bool = False,
+    ) -> GroundClauses:
+        """Cutting-plane separation: the ground clauses that the world violates
+        (hard, or positive weight: every literal false) or satisfies (negative
+        weight: some literal true), evidence-simplified and merged, over
+        registry atom ids.
+
+        ``world_true_atoms``: the ids of the registry atoms that are true (or a
+        bool mask over them); every other unknown atom is false. ``params``:
+        the current weights (default: the registry's initial values), which
+        decide each clause's sign. ``new_only``: leave out clauses returned by
+        an earlier call. Templates with existential groups and negative-weight
+        templates are answered from their full (cached) grounding; the others
+        run one SQL query each with the world joined in.
+        """
+        w = np.asarray(world_true_atoms)
+        if w.dtype == bool:
+            true_ids = np.flatnonzero(w).astype(np.int64)
+        else:
+            true_ids = np.unique(w.astype(np.int64))
+        values = self.params.arrays()[0] if params is None else np.asarray(params, dtype=np.float64)
+        ids = range(len(self.templates)) if template_ids is None else template_ids
+        tables = self._world_tables(true_ids)
+        rows: list[Rows] = []
+        try:
+            for i in ids:
+                t = self.templates[i]
+                sign_pos, sign_neg = True, False
+                if not t.hard:
+                    w0 = self.params.coefficient(t)
+                    if t.plus_vars:
+                        sign_neg = True
+                    else:
+                        pid = self.params.ids(i, t, None)[0]
+                        val = w0 * (values[pid] if pid < len(values) else self.params.values[pid])
+                        sign_pos, sign_neg = val > 0, val < 0
+                if sign_pos:
+                    if t.exists:
+                        r = self._from_cache(i, true_ids, violated=True, values=values)
+                    else:
+                        r = self._violated_sql(i, t, tables, values)
+                    if r is not None:
+                        rows.append(r)
+                if sign_neg:
+                    r = self._from_cache(i, true_ids, violated=False, values=values)
+                    if r is not None:
+                        rows.append(r)
+        finally:
+            for name in tables.values():
+                self.store.con.unregister(name)
+        all_values = self.params.arrays()[0] if params is None else np.asarray(params, dtype=np.float64)
+        if len(all_values) < len(self.params.values):   # parameters registered during this call
+            all_values = np.concatenate([all_values, np.asarray(self.params.values[len(all_values):])])
+        gc = merge(rows, all_values)
+        if new_only:
+            gc = self._only_new(gc)
+        return gc
+
+    def _violated_sql(self, i: int, t: ClauseTemplate, tables: dict[int, str], values) -> Rows | None:
+        export = list(t.plus_vars)
+        q = TemplateCompiler(self.store, t, mode="violated", world=tables, export_vars=export).build()
+        if q.empty:
+            return None
+        res = self._fetch(q.sql)
+        n = len(next(iter(res.values()))) if res else 0
+        if n == 0:
+            return None
+        codes = self._literal_codes(res, q, n)
+        if t.hard:
+            return Rows(codes, i, None, 0.0)
+        binding = np.stack([res[q.var_cols[v]] for v in t.plus_vars], axis=1).astype(np.int32) if t.plus_vars else None
+        param = self.params.ids(i, t, binding)
+        if binding is None:
+            param = np.full(n, param[0], dtype=np.int32)
+        coef = self.params.coefficient(t)
+        vals = np.asarray(self.params.values)[param] if len(values) < len(self.params.values) else values[param]
+        keep = coef * vals > 0
+        if not keep.all():
+            codes, param = codes[keep], param[keep]
+        return Rows(codes, i, param, coef) if len(codes) else None
+
+    def _from_cache(self, i: int, true_ids: np.ndarray, *, violated: bool, values) -> Rows | None:
+        r = self._cached_rows(i)
+        if r is None:
+            return None
+        world = np.zeros(self.registry.n_atoms, dtype=bool)
+        world[true_ids[true_ids < len(world)]] = True
+        codes = r.codes
+        valid = codes != PAD
+        atom = np.where(valid, codes >> 1, 0)
+        lit_true = valid & (world[atom] != (codes & 1).astype(bool))
+        any_true = lit_true.any(axis=1)
+        keep = ~any_true if violated else any_true
+        if r.param is not None:
+            allv = np.asarray(self.params.values)
+            v = values if len(values) >= len(allv) else allv
+            coef = r.coef if np.isscalar(r.coef) else r.coef
+            w = (coef * v[r.param])
+            keep &= (w > 0) if violated else (w < 0)
+        if not keep.any():
+            return None
+        coef = r.coef if np.isscalar(r.coef) else r.coef[keep]
+        return Rows(codes[keep], i, None if r.param is None else r.param[keep], coef)
+
+    def _only_new(self, gc: GroundClauses) -> GroundClauses:
+        """Drop clauses already returned by earlier calls (by a 64-bit hash of
+        the clause's literals)."""
+        clause, code = gc.codes()
+        h = (code.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+        hashes = np.zeros(gc.n_clauses, dtype=np.uint64)
+        np.add.at(hashes, clause, h)
+        hashes ^= np.diff(gc.clause_start).astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
+        seen = np.isin(hashes, self._emitted)
+        self._emitted = np.union1d(self._emitted, hashes[~seen])
+        if not seen.any():
+            return gc
+        return select_clauses(gc, ~seen)
+
+    def assemble(self, clauses: GroundClauses | Sequence[GroundClauses], *, blocks: bool = True) -> GroundNetwork:
+        """A network over every registered atom (ids = registry ids) with the
+        given clauses (merged again if several are given) and the blocks."""
+        if isinstance(clauses, GroundClauses):
+            parts = [clauses]
+        else:
+            parts = list(clauses)
+        gc = concat_clauses(parts) if len(parts) != 1 else parts[0]
+        values, info = self.params.arrays()
+        if blocks:
+            block_start, block_atoms, binfo = self.blocks()
+        else:
+            block_start, block_atoms, binfo = np.zeros(1, np.int64), np.zeros(0, np.int32), {}
+        return self._build(gc, block_start, block_atoms, values, info, False,
+                           {**gc.stats, **binfo, "evidence_constant_score": 0.0})
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def select_clauses(gc: GroundClauses, keep: np.ndarray) -> GroundClauses:
+    sizes = np.diff(gc.clause_start)
+    psizes = np.diff(gc.param_start)
+    cs = np.zeros(int(keep.sum()) + 1, np.int64)
+    np.cumsum(sizes[keep], out=cs[1:])
+    ps = np.zeros(int(keep.sum()) + 1, np.int64)
+    np.cumsum(psizes[keep], out=ps[1:])
+    lk = np.repeat(keep, sizes)
+    pk = np.repeat(keep, psizes)
+    return GroundClauses(cs, gc.lit_atom[lk], gc.lit_positive[lk], gc.is_hard[keep], gc.template_id[keep],
+                         ps, gc.param_index[pk], gc.param_coef[pk], gc.constant_score, dict(gc.stats))
+
+
+def concat_clauses(parts: Sequence[GroundClauses]) -> GroundClauses:
+    """Several clause sets as one (no merging across them)."""
+    if not parts:
+        return GroundClauses.empty()
+    cs = [np.zeros(1, np.int64)]
+    ps = [np.zeros(1, np.int64)]
+    off = poff = 0
+    for p in parts:
+        cs.append(p.clause_start[1:] + off)
+        ps.append(p.param_start[1:] + poff)
+        off += int(p.clause_start[-1])
+        poff += int(p.param_start[-1])
+    return GroundClauses(
+        np.concatenate(cs), np.concatenate([p.lit_atom for p in parts]),
+        np.concatenate([p.lit_positive for p in parts]), np.concatenate([p.is_hard for p in parts]),
+        np.concatenate([p.template_id for p in parts]), np.concatenate(ps),
+        np.concatenate([p.param_index for p in parts]), np.concatenate([p.param_coef for p in parts]),
+        float(sum(p.constant_score for p in parts)), {},
+    )
+
+
+def ground(
+    mln: MLN,
+    db: Database | list[Database],
+    queries: list[Query] | None = None,
+    *,
+    closed: Sequence[str] = (),
+    open_: Sequence[str] = (),
+    db_path: str | None = None,
+    allow_unweighted: bool = False,
+    truth_closed_world: bool = False,
+    blocks_as_clauses: bool = False,
+    max_clauses: int | None = None,
+    progress: bool = False,
+    query_truth: bool | None = None,
+) -> GroundNetwork:
+    """The ground Markov network of ``mln`` with evidence ``db`` for ``queries``.
+
+    See :class:`Grounder` for the semantics of the options; ``query_truth``
+    (default: ``truth_closed_world``) makes listed atoms of query predicates
+    training labels instead of evidence.
+    """
+    g = Grounder(
+        mln, db, queries,
+        closed=closed, open_=open_, db_path=db_path, allow_unweighted=allow_unweighted,
+        truth_closed_world=truth_closed_world, query_truth=query_truth,
+        max_clauses=max_clauses, progress=progress,
+    )
+    try:
+        return g.network(blocks_as_clauses=blocks_as_clauses)
+    finally:
+        g.close()

@@ -1,0 +1,502 @@
+"""The evidence store: types, constants and evidence as DuckDB tables.
+
+Tables (names use indices, so predicate names never need quoting):
+
+``consts(id, name, sval, num, inum)``
+    every constant; ``sval`` is the name without quotes, ``num``/``inum`` its
+    numeric value (NULL when not a number).
+``cval(kind, inum, sval, id)``
+    value -> constant, for the results of internal functions.
+``d_<k>(cid)``
+    the domain of type k.
+``p_<k>(a0, ..., t)``
+    the listed atoms of predicate k with their truth ``t``: 1 true, 0 false,
+    -1 unknown. Closed-world predicates keep only true and unknown rows (false
+    is their default); query predicates whose listed atoms are training labels
+    (``query_truth``) have an empty table (their atoms are all unknown) and
+    the labels in ``labels_<k>``.
+``f_<k>(a0, ..., v)``
+    the values of user function k.
+
+Exactly-one predicates (``!`` in the declaration) are completed here: when
+evidence makes one value of a block true, the other values become false
+evidence. Every check of the input happens before any table is built, so
+bad input fails fast with file and line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from ..errors import EvidenceError, QueryError
+from ..lang.ast import Const, EvidenceAtom, FunctionValue, Query, Var
+from ..model import MLN, Database
+from .constants import ConstantTable
+from .world import WorldSpec, resolve_world
+
+TRUE, FALSE, UNKNOWN = 1, 0, -1
+
+
+@dataclass(frozen=True)
+class PredicateInfo:
+    index: int
+    name: str
+    arg_types: tuple[str, ...]
+    mutex: tuple[bool, ...]
+    closed: bool            # an atom not listed is false (else unknown)
+    query: bool             # named by a query
+    labels: bool            # listed atoms are training labels, not evidence
+    table: str
+    n_true: int = 0
+    n_false: int = 0
+    n_unknown: int = 0
+
+    @property
+    def arity(self) -> int:
+        return len(self.arg_types)
+
+    @property
+    def default(self) -> int:
+        """Truth of an atom that is not listed."""
+        return FALSE if self.closed else UNKNOWN
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_true + self.n_false + self.n_unknown
+
+    @property
+    def has_block(self) -> bool:
+        return any(self.mutex)
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    index: int
+    name: str
+    arg_types: tuple[str, ...]
+    return_type: str
+    table: str
+    n_values: int = 0
+
+
+def _where(pos) -> dict:
+    if pos is None:
+        return {}
+    return dict(file=pos.file, line=pos.line, column=pos.column)
+
+
+def _source_line(pos) -> str | None:
+    if pos is None or not pos.file or pos.file.startswith("<"):
+        return None
+    try:
+        with open(pos.file, encoding="utf-8", errors="replace") as handle:
+            for i, line in enumerate(handle, start=1):
+                if i == pos.line:
+                    return line.rstrip("\n")
+    except OSError:
+        return None
+    return None
+
+
+def evidence_error(message: str, pos) -> EvidenceError:
+    return EvidenceError(message, source_line=_source_line(pos), **_where(pos))
+
+
+class EvidenceStore:
+    """Types, constants and evidence of one grounding problem, in DuckDB.
+
+    ``formula_constants``: (type or None, constant name) pairs that appear in
+    the formulas; with a type they join its domain (Alchemy), without one
+    (e.g. in a comparison) they only get an id.
+    """
+
+    def __init__(
+        self,
+        mln: MLN,
+        db: Database | Sequence[Database] | None = None,
+        queries: Sequence[Query] | None = None,
+        *,
+        closed: Sequence[str] = (),
+        open_: Sequence[str] = (),
+        db_path: str | None = None,
+        query_truth: bool = False,
+        formula_constants: Iterable[tuple[str | None, str]] = (),
+        threads: int | None = None,
+        memory_limit: str | None = None,
+    ) -> None:
+        self.mln = mln
+        dbs = [] if db is None else ([db] if isinstance(db, Database) else list(db))
+        atoms: list[EvidenceAtom] = [a for d in dbs for a in d.atoms]
+        fvalues: list[FunctionValue] = [v for d in dbs for v in d.function_values]
+        self.queries = list(queries or [])
+
+        # ---- 1. check everything before building anything
+        by_pred = self._group_atoms(atoms)
+        by_func = self._group_function_values(fvalues)
+        listed = {name for name, rows in by_pred.items() if rows[0]}
+        self.world: WorldSpec = resolve_world(mln, listed, self.queries, closed, open_, query_truth)
+        self.query_truth = query_truth
+
+        # ---- 2. constants and domains: declarations, formulas, evidence
+        consts = ConstantTable()
+        self.constants = consts
+        for tname, names in mln.types.items():
+            consts.add_many(tname, names)
+        for decl in mln.predicates.values():
+            for t in decl.arg_types:
+                consts.add_type(t)
+        for decl in mln.functions.values():
+            consts.add_type(decl.return_type)
+            for t in decl.arg_types:
+                consts.add_type(t)
+        for tname, name in formula_constants:
+            if tname is None:
+                consts.intern(name)
+            else:
+                consts.add(tname, name)
+        pred_args: dict[str, np.ndarray] = {}
+        for name, (arg_rows, _, _) in by_pred.items():
+            decl = mln.predicates[name]
+            cols = []
+            for j, tname in enumerate(decl.arg_types):
+                column = [r[j] for r in arg_rows]
+                consts.add_many(tname, column)
+                ids = consts.ids
+                cols.append(np.fromiter((ids[c] for c in column), dtype=np.int32, count=len(column)))
+            pred_args[name] = np.stack(cols, axis=1) if cols else np.zeros((len(arg_rows), 0), np.int32)
+        func_args: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for name, (arg_rows, values, _) in by_func.items():
+            decl = mln.functions[name]
+            cols = []
+            for j, tname in enumerate(decl.arg_types):
+                column = [r[j] for r in arg_rows]
+                consts.add_many(tname, column)
+                cols.append(np.array([consts.ids[c] for c in column], dtype=np.int32))
+            consts.add_many(decl.return_type, values)
+            vals = np.array([consts.ids[v] for v in values], dtype=np.int32)
+            func_args[name] = (np.stack(cols, axis=1) if cols else np.zeros((len(values), 0), np.int32), vals)
+        self._check_query_constants()
+
+        # ---- 3. evidence rows: duplicates, contradictions, blocks
+        truths: dict[str, np.ndarray] = {}
+        for name, (arg_rows, truth_list, positions) in by_pred.items():
+            args = pred_args[name]
+            truth = np.array(truth_list, dtype=np.int8)
+            args, truth = self._dedupe(name, args, truth, positions)
+            decl = mln.predicates[name]
+            if decl.has_block:
+                self._check_block_evidence(name, args, truth, positions)
+            pred_args[name] = args
+            truths[name] = truth
+        self._check_function_values(by_func, func_args)
+
+        # ---- 4. DuckDB
+        config = {"preserve_insertion_order": False}
+        if threads:
+            config["threads"] = int(threads)
+        if memory_limit:
+            config["memory_limit"] = memory_limit
+        self.con = duckdb.connect(db_path or ":memory:", config=config)
+        self._build_constant_tables()
+        self.type_index: dict[str, int] = {t: i for i, t in enumerate(consts.members)}
+        self._domains: dict[str, np.ndarray] = {}
+        for tname, k in self.type_index.items():
+            self._load(f"d_{k}", {"cid": self.domain(tname)}, "cid INTEGER")
+        self.preds: dict[str, PredicateInfo] = {}
+        self.labels: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for k, (name, decl) in enumerate(mln.predicates.items()):
+            self._build_predicate(k, name, decl, pred_args.get(name), truths.get(name))
+        self.functions: dict[str, FunctionInfo] = {}
+        for k, (name, decl) in enumerate(mln.functions.items()):
+            args, vals = func_args.get(name, (np.zeros((0, decl.arity), np.int32), np.zeros(0, np.int32)))
+            cols = {f"a{j}": args[:, j] for j in range(decl.arity)}
+            cols["v"] = vals
+            schema = ", ".join([f"a{j} INTEGER" for j in range(decl.arity)] + ["v INTEGER"])
+            self._load(f"f_{k}", cols, schema)
+            self.functions[name] = FunctionInfo(k, name, decl.arg_types, decl.return_type, f"f_{k}", len(vals))
+        self.pred_names: tuple[str, ...] = tuple(self.preds)
+        self.n_evidence_atoms = len(atoms)
+
+    # ------------------------------------------------------------ checks
+    def _group_atoms(self, atoms: list[EvidenceAtom]):
+        """Per predicate: argument tuples, truth codes and positions; checks
+        declaration and arity."""
+        preds = self.mln.predicates
+        by_pred: dict[str, tuple[list, list, list]] = {name: ([], [], []) for name in preds}
+        for ev in atoms:
+            a = ev.atom
+            rows = by_pred.get(a.predicate)
+            if rows is None:
+                raise evidence_error(f"predicate {a.predicate!r} is not declared", ev.pos)
+            decl = preds[a.predicate]
+            if len(a.args) != decl.arity:
+                raise evidence_error(
+                    f"{a.predicate} has {len(a.args)} argument(s) here but is declared with {decl.arity}",
+                    ev.pos,
+                )
+            rows[0].append(a.args)
+            rows[1].append(TRUE if ev.truth is True else FALSE if ev.truth is False else UNKNOWN)
+            rows[2].append(ev.pos)
+        return by_pred
+
+    def _group_function_values(self, values: list[FunctionValue]):
+        funcs = self.mln.functions
+        by_func: dict[str, tuple[list, list, list]] = {}
+        for fv in values:
+            decl = funcs.get(fv.function)
+            if decl is None:
+                raise evidence_error(f"function {fv.function!r} is not declared", fv.pos)
+            if len(fv.args) != decl.arity:
+                raise evidence_error(
+                    f"function {fv.function} has {len(fv.args)} argument(s) here but is declared with {decl.arity}",
+                    fv.pos,
+                )
+            rows = by_func.setdefault(fv.function, ([], [], []))
+            rows[0].append(fv.args)
+            rows[1].append(fv.value)
+            rows[2].append(fv.pos)
+        return by_func
+
+    def _check_function_values(self, by_func, func_args) -> None:
+        for name, (args, vals) in func_args.items():
+            if len(vals) < 2:
+                continue
+            _, first, inverse = np.unique(args, axis=0, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            conflict = vals != vals[first[inverse]]
+            if conflict.any():
+                i = int(np.flatnonzero(conflict)[0])
+                j = int(first[inverse[i]])
+                pos_i, pos_j = by_func[name][2][i], by_func[name][2][j]
+                where = f" (first given at line {pos_j.line})" if pos_j is not None else ""
+                raise evidence_error(
+                    f"function value {name}({','.join(by_func[name][0][i])}) given twice with different values{where}",
+                    pos_i,
+                )
+
+    def _dedupe(self, name: str, args: np.ndarray, truth: np.ndarray, positions: list):
+        """Remove repeated atoms; an atom listed with two truth values is an error."""
+        if len(truth) < 2:
+            return args, truth
+        uniq, first, inverse = np.unique(args, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if len(uniq) == len(truth):
+            return args, truth
+        conflict = truth != truth[first[inverse]]
+        if conflict.any():
+            i = int(np.flatnonzero(conflict)[0])
+            j = int(first[inverse[i]])
+            atom_text = f"{name}({','.join(self.constants.names[c] for c in args[i])})"
+            where = f" (line {positions[j].line})" if positions[j] is not None else ""
+            raise evidence_error(f"{atom_text} contradicts an earlier evidence line{where}", positions[i])
+        keep = np.sort(first)
+        return args[keep], truth[keep]
+
+    def _check_block_evidence(self, name: str, args: np.ndarray, truth: np.ndarray, positions: list) -> None:
+        decl = self.mln.predicates[name]
+        key_cols = [j for j, m in enumerate(decl.mutex) if not m]
+        true_rows = np.flatnonzero(truth == TRUE)
+        if len(true_rows) < 2:
+            return
+        keys = args[true_rows][:, key_cols] if key_cols else np.zeros((len(true_rows), 0), np.int32)
+        if keys.shape[1] == 0:
+            i = int(true_rows[1])
+            raise evidence_error(f"{name} is exactly-one (!) but two of its atoms are true", positions[i])
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        dup = np.flatnonzero(first[inverse] != np.arange(len(true_rows)))
+        if len(dup):
+            i = int(true_rows[dup[0]])
+            j = int(true_rows[first[inverse[dup[0]]]])
+            names = self.constants.names
+            raise evidence_error(
+                f"{name}({','.join(names[c] for c in args[i])}) and "
+                f"{name}({','.join(names[c] for c in args[j])}) are both true, "
+                f"but {name} declares exactly one true value (!)",
+                positions[i],
+            )
+
+    def _check_query_constants(self) -> None:
+        for q in self.queries:
+            if q.args is None:
+                continue
+            decl = self.mln.predicates[q.predicate]
+            for t, tname in zip(q.args, decl.arg_types):
+                if isinstance(t, Const):
+                    cid = self.constants.ids.get(t.name)
+                    if cid is None or cid not in self.constants.members.get(tname, {}):
+                        raise QueryError(
+                            f"query atom {q.predicate}: constant {t.name} is not in the domain of type {tname}",
+                            **_where(q.pos or t.pos),
+                        )
+
+    # ------------------------------------------------------------ building
+    def _load(self, table: str, columns: dict[str, np.ndarray], schema: str) -> None:
+        """Create a table from numpy columns (replacing an existing one)."""
+        self.con.execute(f"CREATE OR REPLACE TABLE {table} ({schema})")
+        n = len(next(iter(columns.values()))) if columns else 0
+        if n == 0:
+            return
+        frame = pd.DataFrame(columns)
+        self.con.register("_load_frame", frame)
+        try:
+            self.con.execute(f"INSERT INTO {table} SELECT * FROM _load_frame")
+        finally:
+            self.con.unregister("_load_frame")
+
+    def _build_constant_tables(self) -> None:
+        cols = self.constants.value_columns()
+        frame = pd.DataFrame(cols)
+        self.con.register("_consts_frame", frame)
+        try:
+            self.con.execute(
+                "CREATE OR REPLACE TABLE consts AS SELECT id::INTEGER AS id, name::VARCHAR AS name, "
+                "sval::VARCHAR AS sval, CASE WHEN isnan(num) THEN NULL ELSE num END AS num, "
+                "CASE WHEN has_inum THEN inum ELSE NULL END AS inum FROM _consts_frame"
+            )
+        finally:
+            self.con.unregister("_consts_frame")
+        # value -> constant, for results of internal functions (integers by value)
+        self.con.execute(
+            "CREATE OR REPLACE TABLE cval AS "
+            "SELECT 'i' AS kind, inum, NULL::VARCHAR AS sval, min(id) AS id FROM consts "
+            "WHERE inum IS NOT NULL GROUP BY inum "
+            "UNION ALL SELECT 's', NULL::BIGINT, sval, min(id) FROM consts GROUP BY sval"
+        )
+        # distinct constants with equal values ("1" and "01", A and "A")?
+        n_values, n = self.con.execute(
+            "SELECT count(DISTINCT CASE WHEN inum IS NOT NULL THEN 'i' || inum::VARCHAR "
+            "ELSE 's' || sval END), count(*) FROM consts"
+        ).fetchone()
+        self.has_value_twins = n_values != n
+
+    def _build_predicate(self, k: int, name: str, decl, args, truth) -> None:
+        world = self.world
+        query = name in world.query_predicates
+        closed = name in world.closed
+        labels = query and self.query_truth
+        table = f"p_{k}"
+        arity = decl.arity
+        schema = ", ".join([f"a{j} INTEGER" for j in range(arity)] + ["t TINYINT"])
+        if args is None:
+            args = np.zeros((0, arity), np.int32)
+            truth = np.zeros(0, np.int8)
+        if labels:
+            self.labels[name] = (args, truth)
+            args, truth = args[:0], truth[:0]
+        elif closed:
+            keep = truth != FALSE
+            args, truth = args[keep], truth[keep]
+        cols = {f"a{j}": args[:, j] for j in range(arity)}
+        cols["t"] = truth
+        self._load(table, cols, schema)
+        if decl.has_block and not labels and len(truth):
+            self._complete_block(table, decl, closed)
+        counts = dict(self.con.execute(f"SELECT t, count(*) FROM {table} GROUP BY t").fetchall())
+        self.preds[name] = PredicateInfo(
+            index=k,
+            name=name,
+            arg_types=decl.arg_types,
+            mutex=decl.mutex,
+            closed=closed,
+            query=query,
+            labels=labels,
+            table=table,
+            n_true=int(counts.get(TRUE, 0)),
+            n_false=int(counts.get(FALSE, 0)),
+            n_unknown=int(counts.get(UNKNOWN, 0)),
+        )
+
+    def _complete_block(self, table: str, decl, closed: bool) -> None:
+        """A true value of an exactly-one block makes the other values false."""
+        key = [j for j, m in enumerate(decl.mutex) if not m]
+        mut = [j for j, m in enumerate(decl.mutex) if m]
+        key_eq = " AND ".join(f"x.a{j} = k.a{j}" for j in key) or "TRUE"
+        keys_sql = f"SELECT DISTINCT {', '.join(f'a{j}' for j in key) or '1 AS one'} FROM {table} WHERE t = 1"
+        if closed:
+            self.con.execute(
+                f"DELETE FROM {table} x WHERE x.t = -1 AND EXISTS "
+                f"(SELECT 1 FROM ({keys_sql}) k WHERE {key_eq})"
+            )
+            return
+        self.con.execute(
+            f"UPDATE {table} x SET t = 0 WHERE x.t = -1 AND EXISTS "
+            f"(SELECT 1 FROM ({keys_sql}) k WHERE {key_eq})"
+        )
+        select = []
+        froms = [f"({keys_sql}) k"]
+        for j in range(decl.arity):
+            if j in mut:
+                froms.append(f"{self.domain_table(decl.arg_types[j])} m{j}")
+                select.append(f"m{j}.cid")
+            else:
+                select.append(f"k.a{j}")
+        match = " AND ".join(f"y.a{j} = {select[j]}" for j in range(decl.arity))
+        self.con.execute(
+            f"INSERT INTO {table} SELECT {', '.join(select)}, 0 FROM {', '.join(froms)} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} y WHERE {match})"
+        )
+
+    # ------------------------------------------------------------ lookups
+    def domain(self, type_name: str) -> np.ndarray:
+        """Sorted int32 constant ids of a type (empty for an unknown type)."""
+        d = getattr(self, "_domains", {}).get(type_name)
+        if d is None:
+            d = self.constants.domain(type_name)
+            if hasattr(self, "_domains"):
+                self._domains[type_name] = d
+        return d
+
+    def domain_table(self, type_name: str) -> str:
+        k = self.type_index.get(type_name)
+        if k is None:
+            # a type no predicate or declaration knows: an empty domain
+            k = len(self.type_index)
+            self.type_index[type_name] = k
+            self.constants.add_type(type_name)
+            self.con.execute(f"CREATE OR REPLACE TABLE d_{k} (cid INTEGER)")
+        return f"d_{k}"
+
+    def const_id(self, name: str) -> int | None:
+        return self.constants.ids.get(name)
+
+    def constant_names(self) -> tuple[str, ...]:
+        return tuple(self.constants.names)
+
+    def close(self) -> None:
+        self.con.close()
+
+    # ------------------------------------------------------------ query atoms
+    def unknown_atoms_sql(self, name: str, pattern: tuple | None = None) -> str:
+        """SQL selecting ``a0..`` of every unknown atom of a predicate that
+        matches a query pattern (a tuple of Var/Const terms, or None)."""
+        info = self.preds[name]
+        conds: list[str] = []
+        if info.closed:
+            cols = [f"x.a{j}" for j in range(info.arity)]
+            src = f"{info.table} x"
+            conds.append("x.t = -1")
+        else:
+            cols = [f"d{j}.cid" for j in range(info.arity)]
+            src = ", ".join(f"{self.domain_table(t)} d{j}" for j, t in enumerate(info.arg_types)) or "(SELECT 1) one"
+            if info.n_true + info.n_false:
+                match = " AND ".join([f"y.a{j} = d{j}.cid" for j in range(info.arity)] + ["y.t <> -1"])
+                conds.append(f"NOT EXISTS (SELECT 1 FROM {info.table} y WHERE {match})")
+        if pattern is not None:
+            seen: dict[str, str] = {}
+            for j, term in enumerate(pattern):
+                if isinstance(term, Const):
+                    conds.append(f"{cols[j]} = {self.constants.ids[term.name]}")
+                elif isinstance(term, Var):
+                    if term.name in seen:
+                        conds.append(f"{cols[j]} = {seen[term.name]}")
+                    else:
+                        seen[term.name] = cols[j]
+        select = ", ".join(f"{c} AS a{j}" for j, c in enumerate(cols)) or "1 AS one"
+        where = (" WHERE " + " AND ".join(conds)) if conds else ""
+        return f"SELECT {select} FROM {src}{where}"
