@@ -39,6 +39,7 @@ from markovlogic.lang.ast import (
 )
 from markovlogic.logic.clauses import ClauseTemplate, Comparison, ExistsGroup, Literal
 from markovlogic.logic.cnf import compile_formula
+from markovlogic.logic.nnf import expand_star
 from markovlogic.model import MLN
 
 DOMAIN = ("A", "B")
@@ -195,7 +196,7 @@ def _extend(children):
     )
 
 
-FO_FORMULAS = st.recursive(FO_LEAVES, _extend, max_leaves=7)
+FO_FORMULAS = st.recursive(FO_LEAVES, _extend, max_leaves=9)
 
 PROP_ATOMS = [Atom(p, ()) for p in ("S", "T")] + [Atom("P", (Const("A"),)), Atom("Q", (Const("B"),))]
 PROP_FORMULAS = st.recursive(
@@ -308,7 +309,7 @@ def test_propositional_cnf_truth_table(formula, hard):
     _check(formula, hard, None if hard else 1.7, worlds)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(FO_FORMULAS, st.booleans(), st.integers(0, 10_000))
 def test_first_order_cnf_semantics(formula, hard, seed):
     if not _typeable(formula):
@@ -333,3 +334,41 @@ def test_soft_conjunction_score_differs_by_constant():
         formula_score = sum(w for env in bindings(["x", "y"]) if eval_formula(formula, world, env))
         diffs.add(round(clause_score - formula_score, 9))
     assert diffs == {round(-w * len(DOMAIN) ** 2, 9)}
+
+
+def _star_some(f, pick):
+    """Mark the atoms whose running index is in ``pick`` with ``*``."""
+    counter = itertools.count()
+
+    def walk(g):
+        if isinstance(g, Atom):
+            return Atom(g.predicate, g.args, star=next(counter) in pick)
+        if isinstance(g, Compare):
+            return g
+        if isinstance(g, Not):
+            return Not(walk(g.body))
+        if isinstance(g, (Forall, Exists)):
+            return type(g)(g.variables, walk(g.body))
+        return type(g)(walk(g.left), walk(g.right))
+
+    return walk(f)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(FO_FORMULAS, st.sets(st.integers(0, 8), max_size=3), st.integers(0, 10_000))
+def test_star_variants_mean_their_expansions(formula, pick, seed):
+    """Each '*' variant's clauses (hard) are equivalent to its expanded formula."""
+    if not _typeable(formula):
+        return
+    starred = _star_some(formula, pick)
+    variants = expand_star(starred)
+    try:
+        fc = compile_formula(FormulaDecl(starred, hard=True), MLN_FO, formula_index=0, domains=DOMAINS)
+    except MLNSemanticError as e:
+        assert "never be satisfied" in str(e)
+        return
+    worlds = _random_worlds(seed, 10)
+    for i, variant in enumerate(variants):
+        templates = [t for t in fc.templates if t.variant == i]
+        for world in worlds:
+            assert templates_hold(templates, world) == formula_holds(variant, world)
