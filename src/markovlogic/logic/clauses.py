@@ -15,7 +15,15 @@ A template is the disjunction of
     per grounding of the clause's own variables, into a disjunction over the
     bindings of ``v`` (disjuncts falsified by evidence are skipped).
 Variables of the template are universally quantified; ``var_types`` gives the
-type of every variable (including those bound by ``exists`` groups).
+type of every variable (including those bound by ``exists`` groups). Group
+variables never coincide with the clause's own variables, but two groups of one
+clause may bind the same name (``EXIST y P(x,y) v EXIST y Q(x,y)``): each group
+is its own scope. Every ``plus_vars`` variable is in ``var_types`` even when no
+literal of this clause mentions it (a formula split into several clauses gives
+all of them the formula's ``+`` variables); the grounder ranges over its type.
+``variant`` numbers the ``*`` sign combinations of one formula (each is its own
+formula in Alchemy, with its own learned weight); ``clause_index`` counts the
+clauses across all variants, so ``(formula_index, clause_index)`` is unique.
 """
 
 from __future__ import annotations
