@@ -164,10 +164,6 @@ def templates_hold(templates: list[ClauseTemplate], world) -> bool:
 # ---------------------------------------------------------------- strategies
 
 
-def _terms(draw_var):
-    return st.one_of(st.sampled_from([Var(v) for v in VARS]), st.sampled_from([Const(c) for c in DOMAIN]))
-
-
 TERMS = st.one_of(
     st.sampled_from([Var(v) for v in VARS]), st.sampled_from([Const(c) for c in DOMAIN])
 )
@@ -287,8 +283,6 @@ def _check(formula, hard: bool, weight: float | None, worlds) -> None:
             assert t.weight is None
         else:
             assert abs(t.weight - weight * t.weight_scale) < 1e-12
-        if t.literals or t.exists:
-            pass
         for lit in t.literals:
             assert not lit.atom.star
 
