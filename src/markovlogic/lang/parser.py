@@ -316,6 +316,7 @@ def _guard(builder_sources: _Sources, fn, *args):
 
 def parse_mln_text(text: str, filename: str = "<string>") -> MLN:
     """Parse one .mln program given as text (includes resolve from the cwd)."""
+    text = text.removeprefix("\ufeff")
     builder = MLNBuilder()
     _guard(builder.sources, builder.add_text, text, filename, None)
     return builder.build()
@@ -334,6 +335,7 @@ def parse_mln_files(paths: list[Path]) -> MLN:
 
 def parse_db_text(text: str, filename: str = "<string>", mln: MLN | None = None) -> Database:
     """Parse evidence text; with ``mln``, check it against the model."""
+    text = text.removeprefix("\ufeff")
     sources = _Sources()
     sources.add(filename, text)
     atoms, values = _guard(sources, parse_db_lines, text, filename)
