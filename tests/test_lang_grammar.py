@@ -131,6 +131,14 @@ def test_repeated_identical_mutex_declaration_is_accepted():
     assert len(mln.predicates) == 1 and mln.formulas == []
 
 
+def test_repeated_declaration_is_not_a_unit_formula_and_may_refine():
+    # a schema file, then a Tuffy program repeating the declarations with '*' and '!'
+    mln = MLN.from_string("P(t, u)\nQ(t)\n*P(t, u!)\nQ(t)\n1 Q(x)\n")
+    assert mln.predicates["P"] == PredicateDecl("P", ("t", "u"), (False, True), closed=True)
+    assert mln.predicates["Q"] == PredicateDecl("Q", ("t",), (False,))
+    assert len(mln.formulas) == 1
+
+
 # ------------------------------------------------------------------ connectives and precedence
 
 

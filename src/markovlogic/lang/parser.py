@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import MarkovLogicError, MLNSemanticError, OptionError
 from ..model import MLN, Database
-from .ast import Atom, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, Var
+from .ast import Atom, Const, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, Var
 from .checks import analyze_formula, check_database, check_queries
 from .dbfast import parse_db_lines
 from .frontend import frontend
@@ -84,7 +84,8 @@ class _Sources:
         if err.source_line is None and err.file in self.lines and err.line is not None:
             lines = self.lines[err.file]
             if 1 <= err.line <= len(lines):
-                err.source_line = lines[err.line - 1].rstrip("\r")
+                # a tab shown as one space keeps the caret under the column
+                err.source_line = lines[err.line - 1].rstrip("\r").replace("\t", " ")
         return err
 
 
@@ -229,12 +230,26 @@ class MLNBuilder:
         )
         name = atom.predicate
         if name in self.predicates:
+            old = self.predicates[name]
+            if looks_like_decl and tuple(a.name for a in args) == old.arg_types:
+                # The declaration again (a schema file, then a program that
+                # repeats it): a later '!' or Tuffy '*' refines it.
+                mutex = tuple(type(a) is MutexArg for a in args)
+                if has_mutex and mutex != old.mutex and any(old.mutex):
+                    raise _semantic(
+                        f"predicate '{name}' is declared again with different '!' arguments "
+                        f"(first at {_where(old.pos)})",
+                        atom.pos,
+                    )
+                new = PredicateDecl(
+                    name, old.arg_types, mutex if has_mutex else old.mutex,
+                    closed=old.closed or atom.star, pos=old.pos,
+                )
+                if new != old:
+                    self.predicates[name] = new
+                return new
             if not has_mutex:
                 return None  # a unit formula over a declared predicate
-            old = self.predicates[name]
-            new_sig = tuple(a.name for a in args), tuple(type(a) is MutexArg for a in args)
-            if looks_like_decl and (old.arg_types, old.mutex) == new_sig and old.closed == atom.star:
-                return old  # the same declaration again
             raise _semantic(f"predicate '{name}' is already declared (at {_where(old.pos)})", atom.pos)
         if not looks_like_decl:
             if has_mutex:
@@ -242,6 +257,17 @@ class MLNBuilder:
                 raise _semantic(
                     "a predicate declaration lists argument types (lower-case names)",
                     getattr(bad, "pos", atom.pos),
+                )
+            if (
+                name not in self.predicates
+                and args
+                and all(type(a) is Const and a.name[:1].isupper() for a in args)
+                and name not in self.functions
+            ):
+                raise _semantic(
+                    f"undeclared predicate '{name}' (to declare it, write its argument types in lower case: "
+                    f"{name}({', '.join(a.name[:1].lower() + a.name[1:] for a in args)}))",
+                    atom.pos,
                 )
             return None  # a formula; the analysis reports the undeclared predicate
         if name in self.functions:
