@@ -10,7 +10,10 @@ Two pieces:
     ``n_empty_hard``: it can never hold). After normalisation every atom occurs
     at most once per clause, which the incremental kernels rely on. It also
     carries the reverse index atom -> *literal* (not just clause), so a kernel
-    knows the sign of the atom in each of its clauses, and ``lit_clause``.
+    knows the sign of the atom in each of its clauses, and ``lit_clause``;
+    ``occ_clause`` / ``occ_positive`` repeat the clause and sign of each
+    occurrence contiguously per atom, so a flip reads them sequentially
+    (the kernels are bound by cache misses, not arithmetic).
     ``orig_clause`` maps each kept clause back to its id in the network.
 
 numba kernels over those arrays
@@ -26,8 +29,8 @@ Usage from another kernel (e.g. SampleSAT)::
     sat = sat_arrays(net)
     count = np.zeros(sat.n_clauses, np.int32); txor = np.zeros(sat.n_clauses, np.int32)
     init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, txor)
-    flip_counts(a, world, sat.atom_lit_start, sat.atom_lit, sat.lit_clause,
-                sat.lit_positive, count, txor)   # world[a] is flipped in place
+    flip_counts(a, world, sat.atom_lit_start, sat.occ_clause, sat.occ_positive,
+                count, txor)   # world[a] is flipped in place
 
 ``world`` is a ``bool`` numpy array (numba treats it as ``boolean[:]``).
 """
@@ -53,6 +56,8 @@ class SatArrays(NamedTuple):
     orig_clause: np.ndarray    # int64[n_clauses]: clause id in the network
     atom_lit_start: np.ndarray  # int64[n_atoms + 1]
     atom_lit: np.ndarray       # int32[n_lits]: literal ids, grouped by atom
+    occ_clause: np.ndarray     # int32[n_lits]: lit_clause[atom_lit] (contiguous per atom)
+    occ_positive: np.ndarray   # bool[n_lits]: lit_positive[atom_lit]
     block_start: np.ndarray    # int64[n_blocks + 1]
     block_atoms: np.ndarray    # int32[n_block_atoms]
     atom_block: np.ndarray     # int32[n_atoms], -1 if in no block
@@ -160,6 +165,8 @@ def normalise_clauses(
         orig_clause=np.asarray(orig_clause, dtype=np.int64)[kept_ids],
         atom_lit_start=atom_lit_start,
         atom_lit=atom_lit,
+        occ_clause=new_lit_clause[atom_lit],
+        occ_positive=np.ascontiguousarray(p_s[keep_lit][atom_lit]),
         block_start=block_start,
         block_atoms=block_atoms,
         atom_block=atom_block,
@@ -205,6 +212,8 @@ def subset(sat: SatArrays, atoms: np.ndarray, clauses: np.ndarray, blocks: np.nd
         orig_clause=sat.orig_clause[clauses],
         atom_lit_start=atom_lit_start,
         atom_lit=atom_lit,
+        occ_clause=lit_clause[atom_lit],
+        occ_positive=sat.lit_positive[lidx][atom_lit],
         block_start=bstart,
         block_atoms=block_atoms,
         atom_block=atom_block,
@@ -247,14 +256,13 @@ def init_counts(world, clause_start, lit_atom, lit_positive, count, txor):
 
 
 @nb.njit(cache=True)
-def flip_counts(a, world, atom_lit_start, atom_lit, lit_clause, lit_positive, count, txor):
+def flip_counts(a, world, atom_lit_start, occ_clause, occ_positive, count, txor):
     """Flip atom ``a`` in ``world`` and update ``count``/``txor`` of its clauses."""
     new = not world[a]
     world[a] = new
     for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
-        i = atom_lit[k]
-        c = lit_clause[i]
-        if lit_positive[i] == new:
+        c = occ_clause[k]
+        if occ_positive[k] == new:
             count[c] += 1
         else:
             count[c] -= 1

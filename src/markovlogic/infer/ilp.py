@@ -1,0 +1,448 @@
+"""Exact MAP as an integer linear program (Riedel's mapping), solved by HiGHS.
+
+Variables: ``x_a`` in {0, 1} per atom; ``z_c`` in [0, 1] per soft clause of
+two or more literals. Writing ``t(l)`` for the term of a literal (``x`` for a
+positive literal, ``1 - x`` for a negative one):
+
+- positive weight: maximise ``w z_c`` with ``z_c <= sum_l t(l)`` (one row);
+- negative weight: ``z_c >= t(l)`` for every literal (``z_c`` is 1 as soon as
+  one literal is true; the objective ``w z_c`` with ``w < 0`` pushes it down);
+- single-literal soft clauses go straight into the objective on ``x_a``
+  (a negative literal adds a constant ``w`` and ``-w x_a``);
+- hard clauses: ``sum_l t(l) >= 1``; exactly-one blocks: ``sum x = 1``.
+
+``z_c`` need not be integer: at an integer ``x`` the objective drives it to
+``min(1, sum t)`` or ``max t``, both 0 or 1. The constraint matrix is built
+from the CSR arrays with numpy and handed to HiGHS in one ``passModel``.
+
+Components are packed into groups (:func:`.map.component_groups`) and each
+group is one model; scores and bounds add up. HiGHS is reached through
+``scipy.optimize.milp`` (sparse matrix in, dual bound out) rather than
+``highspy``: ``highspy`` and OR-Tools each ship their own ``libhighs.so.1``
+and cannot both be loaded in one process, and CP-SAT is the other backend. The bound is HiGHS's proven
+dual bound in score units. When a group stops on the time limit without any
+feasible solution, MaxWalkSAT supplies its world (the bound stays HiGHS's).
+Infeasible hard constraints raise :class:`InferenceError` naming a small set
+of conflicting hard clauses (a deletion filter over the smallest infeasible
+component, when it is small enough).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import LinearConstraint, milp
+
+from ..errors import InferenceError, OptionError
+from ..ground.network import GroundNetwork
+from .kernels_state import SatArrays, _csr_gather, sat_arrays, subset
+from .map import DEFAULT_GROUP_ATOMS, Group, component_groups
+from .results import MapResult
+
+_INF = np.inf
+_DIAGNOSE_MAX = 80       # deletion filter only on components with this many hard constraints
+
+
+# ---------------------------------------------------------------- encoding
+
+@dataclass
+class Encoding:
+    """Riedel's encoding of one sub-problem, as arrays (shared with CP-SAT)."""
+
+    n_atoms: int
+    atom_obj: np.ndarray      # float64[n_atoms]: objective coefficient of x_a
+    offset: float             # constant part of the objective
+    z_clause: np.ndarray      # int64[n_z]: clause (local id) of each z variable
+    z_weight: np.ndarray      # float64[n_z]
+    hard: np.ndarray          # int64: hard clause ids (local)
+    sizes: np.ndarray         # int64[n_clauses]: literals per clause
+
+
+def encode(sat: SatArrays) -> Encoding:
+    """Objective and variable classes of Riedel's encoding of ``sat``."""
+    sizes = np.diff(sat.clause_start)
+    soft = ~sat.is_hard
+    unit = soft & (sizes == 1)
+    first = sat.clause_start[:-1]
+    u_atom = sat.lit_atom[first[unit]]
+    u_pos = sat.lit_positive[first[unit]]
+    u_w = sat.weight[unit]
+    atom_obj = np.bincount(u_atom, weights=np.where(u_pos, u_w, -u_w), minlength=sat.n_atoms)
+    # opposite unit clauses on one atom cancel up to rounding: make it exact
+    scale = np.bincount(u_atom, weights=np.abs(u_w), minlength=sat.n_atoms)
+    atom_obj[np.abs(atom_obj) <= 1e-12 * scale] = 0.0
+    offset = float(u_w[~u_pos].sum())
+    z_clause = np.flatnonzero(soft & (sizes >= 2))
+    return Encoding(
+        n_atoms=sat.n_atoms,
+        atom_obj=atom_obj.astype(np.float64),
+        offset=offset,
+        z_clause=z_clause,
+        z_weight=sat.weight[z_clause],
+        hard=np.flatnonzero(sat.is_hard),
+        sizes=sizes,
+    )
+
+
+def _rows(sat: SatArrays, clauses: np.ndarray, z_col: np.ndarray | None):
+    """COO entries of one row per clause: ``[z_c] - sum_pos x + sum_neg x``
+    (``z_col`` given) or ``sum_pos x - sum_neg x`` (hard), and #neg per clause."""
+    if len(clauses) == 0:
+        e = np.zeros(0, np.int64)
+        return e, e, np.zeros(0), e
+    start, idx = _csr_gather(sat.clause_start, clauses)
+    sizes = np.diff(start)
+    row = np.repeat(np.arange(len(clauses), dtype=np.int64), sizes)
+    pos = sat.lit_positive[idx]
+    sign = np.where(pos, 1.0, -1.0)
+    n_neg = np.bincount(row, weights=(~pos).astype(np.float64), minlength=len(clauses))
+    cols = sat.lit_atom[idx].astype(np.int64)
+    if z_col is None:
+        return row, cols, sign, n_neg
+    return (
+        np.concatenate([row, np.arange(len(clauses), dtype=np.int64)]),
+        np.concatenate([cols, z_col]),
+        np.concatenate([-sign, np.ones(len(clauses))]),
+        n_neg,
+    )
+
+
+@dataclass
+class Model:
+    """A maximisation MILP over columns ``[x (atoms) | z (clauses)]``."""
+
+    cost: np.ndarray          # float64[n_cols]: objective (maximised)
+    matrix: sp.csr_matrix     # rows x cols
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    integrality: np.ndarray   # uint8[n_cols]: 1 for atoms, 0 for clause variables
+    n_atoms: int
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.cost)
+
+    @property
+    def n_rows(self) -> int:
+        return self.matrix.shape[0]
+
+
+def build_model(sat: SatArrays, enc: Encoding, with_objective: bool = True) -> Model:
+    """The MILP of ``sat``; ``with_objective=False`` keeps only the hard
+    clauses and blocks (a feasibility problem)."""
+    n = sat.n_atoms
+    if with_objective:
+        z_clause, z_weight = enc.z_clause, enc.z_weight
+    else:
+        z_clause, z_weight = np.zeros(0, np.int64), np.zeros(0)
+    nz = len(z_clause)
+    z_col = n + np.arange(nz, dtype=np.int64)
+    pos_z = z_weight > 0
+    parts: list[tuple] = []
+    lowers: list[np.ndarray] = []
+    uppers: list[np.ndarray] = []
+    n_rows = 0
+
+    def add(rows, cols, vals, lo, hi):
+        nonlocal n_rows
+        parts.append((rows + n_rows, cols, vals))
+        lowers.append(lo)
+        uppers.append(hi)
+        n_rows += len(lo)
+
+    # positive weight: z - sum t(l) <= 0  <=>  z - sum_pos x + sum_neg x <= n_neg
+    r, c, v, n_neg = _rows(sat, z_clause[pos_z], z_col[pos_z])
+    add(r, c, v, np.full(len(n_neg), -_INF), n_neg)
+    # negative weight: z >= t(l) for each literal: z - x >= 0 or z + x >= 1
+    neg_ids = z_clause[~pos_z]
+    if len(neg_ids):
+        start, idx = _csr_gather(sat.clause_start, neg_ids)
+        k = len(idx)
+        owner = np.repeat(np.arange(len(neg_ids), dtype=np.int64), np.diff(start))
+        pos = sat.lit_positive[idx]
+        rows = np.arange(k, dtype=np.int64)
+        add(
+            np.concatenate([rows, rows]),
+            np.concatenate([z_col[~pos_z][owner], sat.lit_atom[idx].astype(np.int64)]),
+            np.concatenate([np.ones(k), np.where(pos, -1.0, 1.0)]),
+            np.where(pos, 0.0, 1.0),
+            np.full(k, _INF),
+        )
+    # hard: sum_pos x - sum_neg x >= 1 - n_neg
+    r, c, v, n_neg = _rows(sat, enc.hard, None)
+    add(r, c, v, 1.0 - n_neg, np.full(len(n_neg), _INF))
+    # blocks: sum x = 1
+    if sat.n_blocks:
+        sizes = np.diff(sat.block_start)
+        add(
+            np.repeat(np.arange(sat.n_blocks, dtype=np.int64), sizes),
+            sat.block_atoms.astype(np.int64),
+            np.ones(len(sat.block_atoms)),
+            np.ones(sat.n_blocks),
+            np.ones(sat.n_blocks),
+        )
+
+    n_cols = n + nz
+    rows = np.concatenate([p[0] for p in parts])
+    cols = np.concatenate([p[1] for p in parts])
+    vals = np.concatenate([p[2] for p in parts])
+    matrix = sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n_cols))
+    matrix.sum_duplicates()
+    cost = np.zeros(n_cols)
+    if with_objective:
+        cost[:n] = enc.atom_obj
+        cost[n:] = z_weight
+    integrality = np.zeros(n_cols, dtype=np.uint8)
+    integrality[:n] = 1
+    return Model(
+        cost=cost, matrix=matrix, row_lower=np.concatenate(lowers), row_upper=np.concatenate(uppers),
+        integrality=integrality, n_atoms=n,
+    )
+
+
+@dataclass
+class Solution:
+    status: int                 # scipy.optimize.milp status: 0 optimal, 1 limit, 2 infeasible, ...
+    x: np.ndarray | None        # column values (None: no feasible solution)
+    objective: float | None     # maximised objective of ``x``
+    bound: float                # proven upper bound on the objective (inf if none)
+    nodes: int
+
+
+def solve_model(model: Model, max_seconds: float | None, mip_gap: float, threads: int) -> Solution:
+    """Solve with HiGHS (through ``scipy.optimize.milp``; see :func:`ilp_map`)."""
+    if model.n_cols == 0:
+        return Solution(0, np.zeros(0), 0.0, 0.0, 0)
+    options = {"presolve": True, "mip_rel_gap": float(mip_gap), "disp": False,
+               "mip_abs_gap": 1e-7, "threads": int(threads), "random_seed": 0}
+    if max_seconds is not None:
+        options["time_limit"] = max(float(max_seconds), 1e-3)
+    constraints = (
+        [LinearConstraint(model.matrix, model.row_lower, model.row_upper)] if model.n_rows else None
+    )
+    with warnings.catch_warnings():
+        # options beyond scipy's five go to HiGHS verbatim, with a warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = milp(-model.cost, integrality=model.integrality, bounds=(0.0, 1.0),
+                   constraints=constraints, options=options)
+    x = None if res.x is None else np.asarray(res.x)
+    dual = getattr(res, "mip_dual_bound", None)
+    bound = np.inf if dual is None or not np.isfinite(dual) else -float(dual)
+    objective = None if x is None else float(model.cost @ x)
+    if res.status == 0 and x is not None and not np.isfinite(bound):
+        bound = objective
+    return Solution(int(res.status), x, objective, bound, int(getattr(res, "mip_node_count", 0) or 0))
+
+
+def _feasible(sat: SatArrays, max_seconds: float | None = None) -> bool | None:
+    """Whether the hard clauses and blocks of ``sat`` can all hold (None: unknown)."""
+    if sat.n_clauses == 0 and sat.n_blocks == 0:
+        return True
+    sol = solve_model(build_model(sat, encode(sat), with_objective=False), max_seconds, 0.0, 1)
+    if sol.status == 2:
+        return False
+    if sol.x is not None:
+        return True
+    return None
+
+
+# ---------------------------------------------------------------- diagnosis
+
+def _describe_clause(net: GroundNetwork, c: int) -> str:
+    lits = net.clause_literals(int(c))
+    return " v ".join(("" if p else "!") + net.atom_name(a) for a, p in lits)
+
+
+def _describe_block(net: GroundNetwork, sat: SatArrays, b: int) -> str:
+    members = sat.block_atoms[sat.block_start[b]:sat.block_start[b + 1]]
+    return "exactly one of {" + ", ".join(net.atom_name(int(a)) for a in members) + "}"
+
+
+def infeasibility_error(net: GroundNetwork, sat: SatArrays, group: Group | None = None) -> InferenceError:
+    """An InferenceError naming conflicting hard clauses/blocks of ``sat``
+    (global atom ids), searched within ``group`` (or the whole network)."""
+    if sat.n_empty_hard:
+        return InferenceError(
+            f"the hard clauses cannot all be satisfied: {sat.n_empty_hard} hard clause(s) "
+            "have every literal made false by the evidence"
+        )
+    hard_only = np.flatnonzero(sat.is_hard)
+    comp = net.component.astype(np.int64)
+    clause_comp = comp[sat.lit_atom[sat.clause_start[:-1][hard_only]]] if len(hard_only) else np.zeros(0, np.int64)
+    block_comp = comp[sat.block_atoms[sat.block_start[:-1]]] if sat.n_blocks else np.zeros(0, np.int64)
+    if group is not None:
+        members = np.unique(comp[group.atoms])
+    else:
+        members = np.unique(np.concatenate([clause_comp, block_comp]))
+    # components by number of hard constraints, smallest first
+    count = np.bincount(np.concatenate([clause_comp, block_comp]), minlength=net.n_components)
+    members = members[count[members] > 0]
+    members = members[np.argsort(count[members], kind="stable")]
+    deadline = time.perf_counter() + 30.0
+    for k in members:
+        clauses = hard_only[clause_comp == k]
+        blocks = np.flatnonzero(block_comp == k)
+        atoms = np.flatnonzero(comp == k)
+        part = subset(sat, atoms, clauses, blocks)
+        if _feasible(part, max_seconds=max(0.1, deadline - time.perf_counter())) is not False:
+            continue
+        core_c, core_b, minimal = clauses, blocks, False
+        if len(clauses) + len(blocks) <= _DIAGNOSE_MAX:
+            core_c, core_b, minimal = _deletion_filter(sat, atoms, clauses, blocks, deadline)
+        items = [_describe_clause(net, sat.orig_clause[c]) for c in core_c]
+        items += [_describe_block(net, sat, b) for b in core_b]
+        shown = items[:12]
+        more = f" (and {len(items) - len(shown)} more)" if len(items) > len(shown) else ""
+        verb = "conflict" if minimal else "include a conflict"
+        return InferenceError(
+            f"the hard clauses cannot all be satisfied: these {len(items)} hard constraint(s) {verb}: "
+            + "; ".join(shown) + more
+        )
+    return InferenceError("the hard clauses and blocks cannot all be satisfied")
+
+
+def _deletion_filter(sat, atoms, clauses, blocks, deadline):
+    """A minimal infeasible subset of the given hard clauses and blocks, and
+    whether the filter finished (else the subset is infeasible, not minimal)."""
+    keep_c = list(map(int, clauses))
+    keep_b = list(map(int, blocks))
+    for kind in ("c", "b"):
+        items = keep_c if kind == "c" else keep_b
+        i = 0
+        while i < len(items):
+            if time.perf_counter() > deadline:
+                return np.array(keep_c, np.int64), np.array(keep_b, np.int64), False
+            trial = items[:i] + items[i + 1:]
+            tc, tb = (trial, keep_b) if kind == "c" else (keep_c, trial)
+            part = subset(sat, atoms, np.array(tc, np.int64), np.array(tb, np.int64))
+            if _feasible(part, max_seconds=max(0.05, deadline - time.perf_counter())) is False:
+                items.pop(i)
+            else:
+                i += 1
+    return np.array(keep_c, np.int64), np.array(keep_b, np.int64), True
+
+
+# ---------------------------------------------------------------- solving
+
+def check_common_options(max_seconds, group_atoms) -> None:
+    if max_seconds is not None and (
+        isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)) or not max_seconds > 0
+    ):
+        raise OptionError(f"max_seconds must be positive, got {max_seconds!r}")
+    if isinstance(group_atoms, bool) or not isinstance(group_atoms, (int, np.integer)) or group_atoms < 1:
+        raise OptionError(f"group_atoms must be a positive integer, got {group_atoms!r}")
+
+
+def trivial_bound(sat: SatArrays) -> float:
+    """Every positive clause satisfied, every negative one not."""
+    return float(sat.weight[~sat.is_hard & (sat.weight > 0)].sum())
+
+
+def fallback_world(sat: SatArrays, seconds: float, seed: int = 0) -> np.ndarray:
+    """A world from a short MaxWalkSAT run, when an exact solver found none."""
+    from .maxwalksat import run_maxwalksat
+
+    world, _ = run_maxwalksat(
+        sat, max_flips=1_000_000, max_tries=1, noise=0.5, seed=seed,
+        deadline=time.perf_counter() + max(0.05, seconds),
+    )
+    return world
+
+
+def time_share(deadline: float | None, size: int, remaining_size: int) -> float | None:
+    """The part of the time left that a group of ``size`` atoms gets."""
+    if deadline is None:
+        return None
+    left = deadline - time.perf_counter()
+    return max(0.01, left * size / max(1, remaining_size))
+
+
+def ilp_map(
+    net: GroundNetwork,
+    *,
+    max_seconds: float | None = None,
+    mip_gap: float = 0.0,
+    threads: int = 1,
+    group_atoms: int = DEFAULT_GROUP_ATOMS,
+) -> MapResult:
+    """Exact MAP by integer linear programming with HiGHS (see module docstring).
+
+    ``mip_gap`` is HiGHS's relative gap tolerance (0: prove optimality);
+    ``max_seconds`` bounds the whole solve: then the result is the best world
+    found with its proven bound and ``optimal`` says whether it was proven.
+    """
+    start = time.perf_counter()
+    check_common_options(max_seconds, group_atoms)
+    if isinstance(mip_gap, bool) or not isinstance(mip_gap, (int, float)) or not 0.0 <= mip_gap < 1.0 or math.isnan(mip_gap):
+        raise OptionError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise OptionError(f"threads must be a positive integer, got {threads!r}")
+    deadline = None if max_seconds is None else start + float(max_seconds)
+
+    sat = sat_arrays(net)
+    if sat.n_empty_hard:
+        raise infeasibility_error(net, sat)
+    groups = component_groups(sat, net.component, group_atoms)
+    world = np.zeros(net.n_atoms, dtype=bool)
+    bound = sat.const_score
+    all_optimal = True
+    stats = {"groups": len(groups), "variables": 0, "rows": 0, "nodes": 0,
+             "fallback_groups": 0, "timed_out_groups": 0}
+    remaining = sum(len(g.atoms) for g in groups)
+    for gi, g in enumerate(groups):
+        budget = time_share(deadline, len(g.atoms), remaining)
+        remaining -= len(g.atoms)
+        enc = encode(g.sat)
+        model = build_model(g.sat, enc)
+        stats["variables"] += model.n_cols
+        stats["rows"] += model.n_rows
+        # HiGHS checks its clock between phases and may overrun a little: keep
+        # some of the group's time for the fallback when it finds no world
+        sol = solve_model(model, None if budget is None else 0.7 * budget, mip_gap, threads)
+        stats["nodes"] += sol.nodes
+        if sol.status == 2:
+            raise infeasibility_error(net, sat, g)
+        if sol.status not in (0, 1):
+            raise InferenceError(f"HiGHS failed on a MAP model (status {sol.status})")
+        optimal = sol.status == 0
+        trivial = trivial_bound(g.sat)
+        group_bound = min(sol.bound + enc.offset, trivial)
+        if sol.x is not None:
+            local = sol.x[: g.sat.n_atoms] > 0.5
+            if optimal:
+                group_bound = max(group_bound, sol.objective + enc.offset)
+        else:
+            stats["fallback_groups"] += 1
+            left = 1.0 if deadline is None else max(0.05, deadline - time.perf_counter())
+            if budget is not None and remaining > 0:
+                left = min(left, max(0.05, 0.25 * budget))
+            local = fallback_world(g.sat, left, seed=gi)
+        if not optimal:
+            all_optimal = False
+            stats["timed_out_groups"] += 1
+        world[g.atoms] = local
+        bound += group_bound
+
+    score = net.score(world)
+    hard_violated = net.hard_violated(world)
+    if all_optimal:
+        bound = max(bound, score)
+    gap = max(0.0, bound - score) / max(1.0, abs(score))
+    return MapResult(
+        world=world,
+        score=score,
+        cost=net.cost(world),
+        hard_violated=hard_violated,
+        method="ilp",
+        seconds=time.perf_counter() - start,
+        optimal=all_optimal and hard_violated == 0,
+        bound=bound,
+        gap=gap,
+        stats=stats,
+    )

@@ -1,0 +1,574 @@
+"""MaxWalkSAT (Kautz, Selman & Jiang), compiled with numba over the clause arrays.
+
+State kept incrementally, so that a flip costs only the clauses of the atom:
+
+- ``count[c]`` / ``txor[c]``: true literals of clause ``c`` and the XOR of
+  their atom ids (see :mod:`.kernels_state`);
+- ``sd[a]`` / ``hd[a]``: the change in soft score and in the number of
+  satisfied hard clauses if atom ``a`` alone were flipped. They change only
+  when a clause's true-literal count crosses 0<->1 (every atom of the clause
+  changes) or 1<->2 (the one critical atom changes), so the greedy step reads
+  them in O(clause length) instead of scanning every clause of every
+  candidate;
+- the list of "bad" clauses, those not satisfied as their sign wants: a hard
+  or positive clause with no true literal, or a negative clause with at least
+  one (Alchemy: a negative clause is fixed by making *all* its literals false,
+  so only its true literals are candidates).
+
+A step picks a random bad clause; with probability ``noise`` flips a random
+candidate atom of it, otherwise the candidate whose flip gives the best
+change, compared lexicographically: satisfied hard clauses first, then soft
+score (equivalent to Alchemy's hard weight of "sum of soft weights + 10",
+without its rounding). Ties are broken at random.
+
+Exactly-one blocks hold at every step: the start state has one true atom per
+block, and "flipping" an atom of a block moves the block's true value (two
+atoms change). Flipping the false atom ``a`` makes it true and the block's
+current true atom false; flipping the true atom makes another member true
+(random in the noise step, the best one in the greedy step). The value of such
+a pair move is computed exactly, clauses shared by the two atoms included
+(the first atom's clause changes are stamped into a scratch array).
+
+The best state seen (fewest violated hard clauses, then lowest cost) is kept
+without copying the world on every improving flip: it is saved only when the
+search is about to leave it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numba as nb
+import numpy as np
+
+from ..errors import OptionError
+from ..ground.network import GroundNetwork
+from .kernels_state import SatArrays, sat_arrays
+from .results import MapResult
+
+# int state slots
+_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_AT_BEST, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
+# float state slots
+_F_COST, _F_BEST_COST, _F_TARGET = range(3)
+
+
+# ---------------------------------------------------------------- random numbers (xorshift64*)
+
+@nb.njit(cache=True, inline="always")
+def _rand(rs):
+    x = rs[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rs[0] = x
+    return x * np.uint64(0x2545F4914F6CDD1D)
+
+
+@nb.njit(cache=True, inline="always")
+def _rand_below(rs, n):
+    """Uniform integer in [0, n) for 0 < n < 2**32."""
+    return np.int64(((_rand(rs) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@nb.njit(cache=True, inline="always")
+def _rand_unit(rs):
+    return np.float64(_rand(rs) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+# ---------------------------------------------------------------- state
+
+@nb.njit(cache=True, inline="always")
+def _bad_add(c, bad, bad_pos, ist):
+    n = ist[_I_NBAD]
+    bad[n] = c
+    bad_pos[c] = n
+    ist[_I_NBAD] = n + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _bad_remove(c, bad, bad_pos, ist):
+    n = ist[_I_NBAD] - 1
+    p = bad_pos[c]
+    last = bad[n]
+    bad[p] = last
+    bad_pos[last] = p
+    bad_pos[c] = -1
+    ist[_I_NBAD] = n
+
+
+_ONE = np.int64(1) << np.int64(32)       # one true literal, in the packed clause state
+_HARD = np.int64(1) << np.int64(62)      # hard-clause flag bit
+_XOR_MASK = np.int64(0xFFFFFFFF)
+_COUNT_MASK = np.int64(0x3FFFFFFF)
+_INLINE = 3                              # clauses this short keep their atoms in the record
+
+
+def clause_records(sat: SatArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The 32-byte clause records the kernel works on, and two views of them.
+
+    Record ``c`` is ``rec[4c:4c+4]`` (int64): the packed state (filled by
+    :func:`_init_state`), the weight as float64 (``wv[4c+1]``; 1.0 for a hard
+    clause, whose flag lives in the state), then as int32 (``r32[8c+4:8c+8]``)
+    the length and either the atoms of a clause of at most 3 literals or the
+    start of its literals in ``lit_atom``. One record touches one half cache
+    line: a flip reads and writes only that for each of its clauses.
+    """
+    n = sat.n_clauses
+    rec = np.zeros(4 * n, dtype=np.int64)
+    wv = rec.view(np.float64)
+    r32 = rec.view(np.int32)
+    wv[1::4] = np.where(sat.is_hard, 1.0, sat.weight)
+    size = np.diff(sat.clause_start)
+    r32[4::8] = size
+    short = size <= _INLINE
+    starts = sat.clause_start[:-1]
+    for j in range(_INLINE):
+        has = short & (size > j)
+        r32[8 * np.flatnonzero(has) + 5 + j] = sat.lit_atom[starts[has] + j]
+    r32[8 * np.flatnonzero(~short) + 5] = starts[~short]
+    return rec, wv, r32
+
+
+@nb.njit(cache=True, inline="always")
+def _count(st):
+    return (st >> np.int64(32)) & _COUNT_MASK
+
+
+@nb.njit(cache=True)
+def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
+                val, P, bad, bad_pos, ist, fst):
+    """Clause states, flip values, bad-clause list and cost for ``world``.
+
+    The state word of clause ``c`` (``rec[4c]``) packs the hard flag (bit 62),
+    the number of true literals (bits 32-61) and the XOR of the true literals'
+    atom ids (bits 0-31). ``val[a]`` is the change in soft score and
+    ``val[P + a]`` the change in satisfied hard clauses if ``a`` is flipped
+    (``P`` is a power of two >= n_atoms, so an XOR of atom ids is always a
+    valid index: the kernel updates ``val`` without branching on the count).
+    """
+    val[:] = 0.0
+    bad_pos[:] = -1
+    ist[_I_NBAD] = 0
+    hviol = 0
+    cost = 0.0
+    for c in range(len(clause_start) - 1):
+        n = 0
+        x = 0
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if world[lit_atom[i]] == lit_positive[i]:
+                n += 1
+                x ^= lit_atom[i]
+        h = is_hard[c]
+        rec[4 * c] = (_HARD if h else np.int64(0)) | (np.int64(n) << np.int64(32)) | np.int64(x)
+        w = wv[4 * c + 1]
+        row = P if h else 0
+        if n == 0:
+            for i in range(clause_start[c], clause_start[c + 1]):
+                val[row + lit_atom[i]] += w
+            if h:
+                hviol += 1
+                _bad_add(c, bad, bad_pos, ist)
+            elif w > 0:
+                cost += w
+                _bad_add(c, bad, bad_pos, ist)
+        else:
+            if n == 1:
+                val[row + x] -= w
+            if not h and w < 0:
+                cost -= w
+                _bad_add(c, bad, bad_pos, ist)
+    ist[_I_HVIOL] = hviol
+    fst[_F_COST] = cost
+
+
+@nb.njit(cache=True)
+def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
+          rec, wv, r32, val, P, bad, bad_pos, ist, fst):
+    """Flip atom ``a`` and update every incremental structure.
+
+    Per clause of ``a``: the count/XOR word always; the critical atom's value
+    on a 1<->2 crossing (branch-free: multiplied by 0 otherwise); every atom's
+    value, the cost and the bad list on a 0<->1 crossing.
+    """
+    new = not world[a]
+    world[a] = new
+    hviol = ist[_I_HVIOL]
+    cost = fst[_F_COST]
+    ia = np.int64(a)
+    for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
+        c = np.int64(occ_clause[k])
+        st = rec[4 * c]
+        bt = np.int64(occ_positive[k] == new)          # literal becomes true
+        rec[4 * c] = (st + (2 * bt - 1) * _ONE) ^ ia
+        m = _count(st) - 1 + bt                          # the smaller count of before/after
+        w = wv[4 * c + 1]
+        sg = np.float64(2 * bt - 1)
+        row = (st >> np.int64(62)) * P
+        # 1 <-> 2: the atom that is (or becomes) the only true one gains/loses its break
+        t = (st ^ (ia * (1 - bt))) & _XOR_MASK
+        val[row + t] += np.float64(m == 1) * sg * w
+        if m == 0:                                       # 0 <-> 1
+            dw = sg * w
+            size = r32[8 * c + 4]
+            if size <= _INLINE:
+                for j in range(8 * c + 5, 8 * c + 5 + size):
+                    val[row + r32[j]] -= dw
+            else:
+                s = r32[8 * c + 5]
+                for j in range(s, s + size):
+                    val[row + lit_atom[j]] -= dw
+            val[row + a] -= dw
+            if row != 0:
+                hviol -= 2 * bt - 1
+                if bt:
+                    _bad_remove(c, bad, bad_pos, ist)
+                else:
+                    _bad_add(c, bad, bad_pos, ist)
+            else:
+                cost -= dw
+                if (w > 0) == (bt == 1):
+                    _bad_remove(c, bad, bad_pos, ist)
+                else:
+                    _bad_add(c, bad, bad_pos, ist)
+    ist[_I_HVIOL] = hviol
+    fst[_F_COST] = cost
+
+
+@nb.njit(cache=True, inline="always")
+def _stamp(a, world, atom_lit_start, occ_clause, occ_positive, stamp, adj, sid):
+    """Record in ``adj`` how flipping ``a`` would change each of its clauses' counts."""
+    for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
+        c = occ_clause[k]
+        stamp[c] = sid
+        adj[c] = -1 if world[a] == occ_positive[k] else 1
+
+
+@nb.njit(cache=True, inline="always")
+def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, rec, wv, stamp, adj, sid):
+    """(hard, soft) value of flipping ``u`` after the stamped flip."""
+    hv = 0.0
+    sv = 0.0
+    for k in range(atom_lit_start[u], atom_lit_start[u + 1]):
+        c = occ_clause[k]
+        st = rec[4 * c]
+        n = _count(st)
+        if stamp[c] == sid:
+            n += adj[c]
+        d = 0.0
+        if world[u] == occ_positive[k]:
+            if n == 1:
+                d = -1.0
+        elif n == 0:
+            d = 1.0
+        if st >= _HARD:
+            hv += d
+        else:
+            sv += d * wv[4 * c + 1]
+    return hv, sv
+
+
+@nb.njit(cache=True)
+def _run(n_steps, noise, rs,
+         world, best_world, clause_start, lit_atom, lit_positive,
+         atom_lit_start, occ_clause, occ_positive, rec, wv, r32, val, P,
+         block_start, block_atoms, atom_block, block_true,
+         bad, bad_pos, stamp, adj, ist, fst):
+    """Run up to ``n_steps`` steps; stop early when the target is reached."""
+    for _ in range(n_steps):
+        nbad = ist[_I_NBAD]
+        if nbad == 0 or (ist[_I_HVIOL] == 0 and fst[_F_COST] <= fst[_F_TARGET]):
+            ist[_I_DONE] = 1
+            break
+        ist[_I_FLIPS] += 1
+        c = bad[_rand_below(rs, nbad)]
+        s = clause_start[c]
+        e = clause_start[c + 1]
+        only_true = rec[4 * c] < _HARD and wv[4 * c + 1] < 0
+        a = -1
+        partner = -1
+        if _rand_unit(rs) < noise:
+            m = 0
+            for i in range(s, e):
+                x = lit_atom[i]
+                if only_true and world[x] != lit_positive[i]:
+                    continue
+                b = atom_block[x]
+                if b >= 0 and block_start[b + 1] - block_start[b] < 2:
+                    continue
+                m += 1
+                if _rand_below(rs, m) == 0:
+                    a = x
+            if a < 0:
+                continue
+            b = atom_block[a]
+            if b >= 0:
+                if not world[a]:
+                    partner = block_true[b]
+                else:
+                    bs = block_start[b]
+                    j = bs + _rand_below(rs, block_start[b + 1] - bs - 1)
+                    partner = block_atoms[j]
+                    if partner == a:
+                        partner = block_atoms[block_start[b + 1] - 1]
+        else:
+            best_h = 0.0
+            best_s = 0.0
+            ties = 0
+            for i in range(s, e):
+                x = lit_atom[i]
+                if only_true and world[x] != lit_positive[i]:
+                    continue
+                b = atom_block[x]
+                if b < 0:
+                    vh = val[P + x]
+                    vs = val[x]
+                    if ties == 0 or vh > best_h or (vh == best_h and vs > best_s):
+                        best_h = vh
+                        best_s = vs
+                        a = x
+                        partner = -1
+                        ties = 1
+                    elif vh == best_h and vs == best_s:
+                        ties += 1
+                        if _rand_below(rs, ties) == 0:
+                            a = x
+                            partner = -1
+                    continue
+                bs = block_start[b]
+                be = block_start[b + 1]
+                if be - bs < 2:
+                    continue
+                sid = ist[_I_SID] + 1
+                ist[_I_SID] = sid
+                _stamp(x, world, atom_lit_start, occ_clause, occ_positive, stamp, adj, sid)
+                for jj in range(bs, be):
+                    u = block_atoms[jj]
+                    if u == x:
+                        continue
+                    if not world[x] and u != block_true[b]:
+                        continue
+                    h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive,
+                                           rec, wv, stamp, adj, sid)
+                    vh = val[P + x] + h2
+                    vs = val[x] + s2
+                    if ties == 0 or vh > best_h or (vh == best_h and vs > best_s):
+                        best_h = vh
+                        best_s = vs
+                        a = x
+                        partner = u
+                        ties = 1
+                    elif vh == best_h and vs == best_s:
+                        ties += 1
+                        if _rand_below(rs, ties) == 0:
+                            a = x
+                            partner = u
+            if a < 0:
+                continue
+
+        _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
+              rec, wv, r32, val, P, bad, bad_pos, ist, fst)
+        if partner >= 0:
+            _flip(partner, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
+                  rec, wv, r32, val, P, bad, bad_pos, ist, fst)
+            b = atom_block[a]
+            block_true[b] = a if world[a] else partner
+        new_h = ist[_I_HVIOL]
+        new_c = fst[_F_COST]
+        better = new_h < ist[_I_BEST_HVIOL] or (new_h == ist[_I_BEST_HVIOL] and new_c < fst[_F_BEST_COST])
+        if ist[_I_AT_BEST] == 1 and not better:
+            # leaving the best state: save it (the current world minus this move)
+            best_world[:] = world
+            best_world[a] = not world[a]
+            if partner >= 0:
+                best_world[partner] = not world[partner]
+            ist[_I_AT_BEST] = 0
+        if better:
+            ist[_I_BEST_HVIOL] = new_h
+            fst[_F_BEST_COST] = new_c
+            ist[_I_BEST_FLIP] = ist[_I_FLIPS]
+            ist[_I_AT_BEST] = 1
+    if ist[_I_AT_BEST] == 1:
+        best_world[:] = world
+
+
+# ---------------------------------------------------------------- driver
+
+def _check_options(max_flips, max_tries, noise, max_seconds, target_cost) -> None:
+    if not isinstance(max_flips, (int, np.integer)) or isinstance(max_flips, bool) or max_flips < 0:
+        raise OptionError(f"max_flips must be a non-negative integer, got {max_flips!r}")
+    if not isinstance(max_tries, (int, np.integer)) or isinstance(max_tries, bool) or max_tries < 1:
+        raise OptionError(f"max_tries must be an integer >= 1, got {max_tries!r}")
+    if not isinstance(noise, (int, float)) or not 0.0 <= float(noise) <= 1.0:
+        raise OptionError(f"noise must be a probability in [0, 1], got {noise!r}")
+    if max_seconds is not None and (not isinstance(max_seconds, (int, float)) or not max_seconds > 0):
+        raise OptionError(f"max_seconds must be positive, got {max_seconds!r}")
+    if not isinstance(target_cost, (int, float)) or math.isnan(target_cost):
+        raise OptionError(f"target_cost must be a number, got {target_cost!r}")
+
+
+def _start_world(sat: SatArrays, rng: np.random.Generator, init: np.ndarray | None) -> np.ndarray:
+    """A start world with exactly one true atom per block."""
+    if init is None:
+        world = rng.random(sat.n_atoms) < 0.5
+    else:
+        world = np.array(init, dtype=bool, copy=True)
+    if sat.n_blocks:
+        sizes = np.diff(sat.block_start)
+        b_ok = np.add.reduceat(world[sat.block_atoms].astype(np.int64), sat.block_start[:-1]) == 1
+        b_ok &= sizes > 0
+        fix = np.flatnonzero(~b_ok & (sizes > 0))
+        if len(fix):
+            members = np.concatenate([sat.block_atoms[sat.block_start[b]:sat.block_start[b + 1]] for b in fix])
+            world[members] = False
+            pick = sat.block_start[fix] + (rng.random(len(fix)) * sizes[fix]).astype(np.int64)
+            world[sat.block_atoms[pick]] = True
+    return world
+
+
+def run_maxwalksat(
+    sat: SatArrays,
+    *,
+    max_flips: int,
+    max_tries: int,
+    noise: float,
+    seed: int,
+    deadline: float | None,
+    init: np.ndarray | None = None,
+    target_cost: float = 0.0,
+) -> tuple[np.ndarray, dict]:
+    """MaxWalkSAT over normalised arrays: the best world over all tries and stats.
+
+    ``target_cost`` is in the units of the arrays' own cost (no constants).
+    """
+    n_atoms, n_clauses = sat.n_atoms, sat.n_clauses
+    rng = np.random.default_rng(seed)
+    rs = np.array([np.uint64(rng.integers(1, 2**63 - 1))], dtype=np.uint64)
+    rec, wv, r32 = clause_records(sat)
+    P = 1 << max(0, int(n_atoms - 1).bit_length())
+    val = np.zeros(2 * P, np.float64)
+    bad = np.zeros(n_clauses, np.int32)
+    bad_pos = np.zeros(n_clauses, np.int32)
+    stamp = np.full(n_clauses, -1, np.int64)
+    adj = np.zeros(n_clauses, np.int8)
+    ist = np.zeros(8, np.int64)
+    fst = np.zeros(3, np.float64)
+    block_true = np.zeros(sat.n_blocks, np.int32)
+
+    best = None
+    best_key = (math.inf, math.inf)
+    total_flips = 0
+    tries_done = 0
+    best_try = 0
+    best_flip = 0
+    reached_target = False
+    timed_out = False
+    start = time.perf_counter()
+    for t in range(max_tries):
+        world = _start_world(sat, rng, init if t == 0 else None)
+        if sat.n_blocks:
+            true_members = sat.block_atoms[world[sat.block_atoms]]
+            block_true[sat.atom_block[true_members]] = true_members
+        _init_state(world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.is_hard,
+                    rec, wv, val, P, bad, bad_pos, ist, fst)
+        ist[_I_FLIPS] = 0
+        ist[_I_BEST_HVIOL] = ist[_I_HVIOL]
+        fst[_F_BEST_COST] = fst[_F_COST]
+        ist[_I_AT_BEST] = 1
+        ist[_I_BEST_FLIP] = 0
+        ist[_I_DONE] = 0
+        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        best_world = world.copy()
+        remaining = max_flips
+        chunk = max_flips if deadline is None else min(max_flips, 20_000)
+        while True:
+            steps = min(chunk, remaining)
+            before = ist[_I_FLIPS]
+            t0 = time.perf_counter()
+            _run(steps, float(noise), rs, world, best_world, sat.clause_start, sat.lit_atom,
+                 sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive,
+                 rec, wv, r32, val, P, sat.block_start, sat.block_atoms, sat.atom_block, block_true,
+                 bad, bad_pos, stamp, adj, ist, fst)
+            done = int(ist[_I_FLIPS] - before)
+            remaining -= steps
+            if ist[_I_DONE] or remaining <= 0:
+                break
+            now = time.perf_counter()
+            if deadline is not None:
+                if now >= deadline:
+                    timed_out = True
+                    break
+                # aim for about 50 ms per chunk, never past the deadline
+                rate = done / max(now - t0, 1e-6)
+                chunk = int(max(1_000, min(rate * 0.05, rate * (deadline - now) + 1)))
+        tries_done += 1
+        total_flips += int(ist[_I_FLIPS])
+        key = (int(ist[_I_BEST_HVIOL]), float(fst[_F_BEST_COST]))
+        if best is None or key < best_key:
+            best, best_key, best_try, best_flip = best_world.copy(), key, t, int(ist[_I_BEST_FLIP])
+        if ist[_I_DONE] and ist[_I_HVIOL] == 0:
+            reached_target = True
+            break
+        if timed_out or (deadline is not None and time.perf_counter() >= deadline):
+            timed_out = True
+            break
+    seconds = time.perf_counter() - start
+    stats = {
+        "flips": total_flips,
+        "flips_per_second": total_flips / seconds if seconds > 0 else 0.0,
+        "tries": tries_done,
+        "best_try": best_try,
+        "best_flip": best_flip,
+        "reached_target": reached_target,
+        "timed_out": timed_out,
+        "search_seconds": seconds,
+    }
+    return best, stats
+
+
+def maxwalksat(
+    net: GroundNetwork,
+    *,
+    max_flips: int = 1_000_000,
+    max_tries: int = 1,
+    noise: float = 0.5,
+    seed: int = 0,
+    max_seconds: float | None = None,
+    init: np.ndarray | None = None,
+    target_cost: float = 0.0,
+) -> MapResult:
+    """Approximate MAP by MaxWalkSAT (see module docstring).
+
+    Runs ``max_tries`` tries of ``max_flips`` steps each (fewer if
+    ``max_seconds`` runs out or a world with no violated hard clause and cost
+    <= ``target_cost`` is found) and returns the best world seen. The result's
+    ``hard_violated`` says how many hard clauses and blocks that world
+    violates; it is never claimed optimal.
+    """
+    start = time.perf_counter()
+    _check_options(max_flips, max_tries, noise, max_seconds, target_cost)
+    if init is not None:
+        init = np.asarray(init)
+        if init.shape != (net.n_atoms,):
+            raise OptionError(f"init must be a boolean array of length {net.n_atoms}, got shape {init.shape}")
+    deadline = None if max_seconds is None else start + float(max_seconds)
+    sat = sat_arrays(net)
+    world, stats = run_maxwalksat(
+        sat, max_flips=int(max_flips), max_tries=int(max_tries), noise=float(noise), seed=int(seed),
+        deadline=deadline, init=init, target_cost=float(target_cost) - sat.const_cost,
+    )
+    # atoms in no clause and no block do not matter: report them false
+    free = (np.diff(sat.atom_lit_start) == 0) & (sat.atom_block < 0)
+    world[free] = False
+    hard_violated = net.hard_violated(world)
+    stats["hard_violated"] = hard_violated
+    return MapResult(
+        world=world,
+        score=net.score(world),
+        cost=net.cost(world),
+        hard_violated=hard_violated,
+        method="maxwalksat",
+        seconds=time.perf_counter() - start,
+        optimal=False,
+        stats=stats,
+    )
