@@ -66,7 +66,7 @@ def test_several_files_comma_separated(tmp_path, capsys):
     argv = ["check", "-i", f"{tmp_path / 'a.mln'},{tmp_path / 'b.mln'}", "-e", f"{tmp_path / 'a.db'},{tmp_path / 'b.db'}"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "1 formulas" in out and "OK, 2 atoms" in out
+    assert "1 formula:" in out and "OK, 2 atoms" in out
 
 
 def _error(argv, capsys) -> str:

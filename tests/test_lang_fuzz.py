@@ -140,3 +140,42 @@ def test_mutated_real_evidence(data):
     cse = MLN.from_file(DATA / "tuffy" / "cse" / "prog.mln")
     _run(Database.from_string, mutated)
     _run(lambda t: Database.from_string(t, mln=cse), mutated)
+
+
+# ------------------------------------------------------------------ the fast .db path is the grammar
+
+db_lines = st.lists(
+    st.one_of(
+        st.from_regex(r"[ \t]{0,2}[!?]?[ \t]?[A-Za-z_][A-Za-z0-9_'-]{0,4}[ \t]?\([ \t]?[A-Za-z0-9_'\-. ,]{0,12}\)[ \t\r]{0,2}", fullmatch=True),
+        st.from_regex(r"[ \t]*(//[^\n]{0,10})?", fullmatch=True),
+        texts.map(lambda t: t.replace("\n", " ")),
+    ),
+    max_size=8,
+)
+
+
+def _outcome(fn, text):
+    from markovlogic.lang.ast import EvidenceAtom
+
+    try:
+        items = fn(text)
+    except MarkovLogicError as err:
+        return ("error", err.line)
+    return [(type(i).__name__, i, i.pos.line, i.pos.column) for i in items]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(db_lines)
+def test_fast_db_path_agrees_with_grammar(lines):
+    from markovlogic.lang.dbfast import parse_db_lines
+    from markovlogic.lang.frontend import frontend
+
+    text = "\n".join(lines)
+    fast = _outcome(lambda t: [*parse_db_lines(t, "x")[0], *parse_db_lines(t, "x")[1]], text)
+    slow = _outcome(lambda t: frontend("db").parse(t, "x"), text)
+    if isinstance(slow, list):
+        slow = [s for s in slow if s[0] == "EvidenceAtom"] + [s for s in slow if s[0] != "EvidenceAtom"]
+    if isinstance(fast, tuple) or isinstance(slow, tuple):
+        assert isinstance(fast, tuple) and isinstance(slow, tuple), (fast, slow)
+    else:
+        assert fast == slow

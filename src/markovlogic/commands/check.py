@@ -53,15 +53,19 @@ def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dic
     }
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def print_summary(summary: dict, console: Console, model_files: list[str], evidence_files: list[str]) -> None:
     s = summary
     console.print(f"[bold]model[/bold] {', '.join(model_files)}: OK")
     console.print(
-        f"  {s['types']} types, {s['constants']} constants, {s['predicates']} predicates"
-        f" ({s['closed_predicates']} closed-world), {s['functions']} functions"
+        f"  {_n(s['types'], 'type')}, {_n(s['constants'], 'constant')}, {_n(s['predicates'], 'predicate')}"
+        f" ({s['closed_predicates']} closed-world), {_n(s['functions'], 'function')}"
     )
     console.print(
-        f"  {s['formulas']} formulas: {s['hard']} hard, {s['soft']} soft"
+        f"  {_n(s['formulas'], 'formula')}: {s['hard']} hard, {s['soft']} soft"
         f" ({s['fixed']} fixed), {s['unweighted']} without weight"
     )
     if s["domains"]:
@@ -73,8 +77,8 @@ def print_summary(summary: dict, console: Console, model_files: list[str], evide
         console.print(table)
     if evidence_files:
         console.print(
-            f"[bold]evidence[/bold] {', '.join(evidence_files)}: OK, {s['evidence_atoms']} atoms"
-            + (f", {s['function_values']} function values" if s["function_values"] else "")
+            f"[bold]evidence[/bold] {', '.join(evidence_files)}: OK, {_n(s['evidence_atoms'], 'atom')}"
+            + (f", {_n(s['function_values'], 'function value')}" if s["function_values"] else "")
         )
         if s["evidence"]:
             table = Table(show_edge=False, pad_edge=False, box=None)

@@ -73,6 +73,7 @@ class Frontend:
             postlex=self.postlex,
             transformer=self.builder,
             maybe_placeholders=True,
+            cache=_cache_path(start),  # ~0.07 s saved per process
         )
         self.lock = threading.Lock()
 
@@ -195,6 +196,24 @@ def _expected(err: UnexpectedInput) -> str:
 def _end_position(text: str) -> tuple[int, int]:
     lines = text.split("\n")
     return len(lines), len(lines[-1]) + 1
+
+
+def _cache_path(start: str) -> str | bool:
+    """Where lark keeps the compiled parse tables: the user's cache folder (not
+    the shared temp folder, since lark unpickles the file). False if unusable."""
+    import os
+
+    import lark
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "markovlogic"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(folder, os.W_OK):
+        return False
+    return str(folder / f"grammar-{start}-lark{lark.__version__}.cache")
 
 
 @cache
