@@ -426,6 +426,88 @@ def _start_world(sat: SatArrays, rng: np.random.Generator, init: np.ndarray | No
     return world
 
 
+class Search:
+    """The arrays of one MaxWalkSAT search over ``sat`` (reused across tries)."""
+
+    def __init__(self, sat: SatArrays, seed: int) -> None:
+        self.sat = sat
+        n_clauses = sat.n_clauses
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.rs = np.array([np.uint64(rng.integers(1, 2**63 - 1))], dtype=np.uint64)
+        self.rec, self.wv, self.r32 = clause_records(sat)
+        self.P = 1 << max(0, int(sat.n_atoms - 1).bit_length())
+        self.val = np.zeros(2 * self.P, np.float64)
+        self.bad = np.zeros(n_clauses, np.int32)
+        self.bad_pos = np.zeros(n_clauses, np.int32)
+        self.stamp = np.full(n_clauses, -1, np.int64)
+        self.adj = np.zeros(n_clauses, np.int8)
+        self.ist = np.zeros(8, np.int64)
+        self.fst = np.zeros(3, np.float64)
+        self.block_true = np.zeros(sat.n_blocks, np.int32)
+        self.world = np.zeros(sat.n_atoms, dtype=bool)
+        self.best_world = self.world.copy()
+
+    def reset(self, world: np.ndarray, target_cost: float) -> None:
+        """Start a try from ``world`` (one true atom per block)."""
+        sat, ist, fst = self.sat, self.ist, self.fst
+        self.world = np.array(world, dtype=bool, copy=True)
+        if sat.n_blocks:
+            true_members = sat.block_atoms[self.world[sat.block_atoms]]
+            self.block_true[sat.atom_block[true_members]] = true_members
+        _init_state(self.world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.is_hard,
+                    self.rec, self.wv, self.val, self.P, self.bad, self.bad_pos, ist, fst)
+        ist[_I_FLIPS] = 0
+        ist[_I_BEST_HVIOL] = ist[_I_HVIOL]
+        fst[_F_BEST_COST] = fst[_F_COST]
+        ist[_I_AT_BEST] = 1
+        ist[_I_BEST_FLIP] = 0
+        ist[_I_DONE] = 0
+        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        self.best_world = self.world.copy()
+
+    def steps(self, n: int, noise: float) -> None:
+        """Run up to ``n`` steps (fewer if the target is reached)."""
+        sat = self.sat
+        _run(int(n), float(noise), self.rs, self.world, self.best_world, sat.clause_start, sat.lit_atom,
+             sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive,
+             self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
+             sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
+             self.ist, self.fst)
+
+    @property
+    def flips(self) -> int:
+        return int(self.ist[_I_FLIPS])
+
+    @property
+    def done(self) -> bool:
+        return bool(self.ist[_I_DONE])
+
+    @property
+    def hard_violated(self) -> int:
+        return int(self.ist[_I_HVIOL])
+
+    @property
+    def cost(self) -> float:
+        return float(self.fst[_F_COST])
+
+    @property
+    def best_key(self) -> tuple[int, float]:
+        return int(self.ist[_I_BEST_HVIOL]), float(self.fst[_F_BEST_COST])
+
+    @property
+    def best_flip(self) -> int:
+        return int(self.ist[_I_BEST_FLIP])
+
+    def bad_clauses(self) -> np.ndarray:
+        return np.sort(self.bad[: self.ist[_I_NBAD]])
+
+    def flip_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """(hard, soft) value of flipping each atom alone."""
+        n = self.sat.n_atoms
+        return self.val[self.P:self.P + n].copy(), self.val[:n].copy()
+
+
 def run_maxwalksat(
     sat: SatArrays,
     *,
@@ -441,20 +523,7 @@ def run_maxwalksat(
 
     ``target_cost`` is in the units of the arrays' own cost (no constants).
     """
-    n_atoms, n_clauses = sat.n_atoms, sat.n_clauses
-    rng = np.random.default_rng(seed)
-    rs = np.array([np.uint64(rng.integers(1, 2**63 - 1))], dtype=np.uint64)
-    rec, wv, r32 = clause_records(sat)
-    P = 1 << max(0, int(n_atoms - 1).bit_length())
-    val = np.zeros(2 * P, np.float64)
-    bad = np.zeros(n_clauses, np.int32)
-    bad_pos = np.zeros(n_clauses, np.int32)
-    stamp = np.full(n_clauses, -1, np.int64)
-    adj = np.zeros(n_clauses, np.int8)
-    ist = np.zeros(8, np.int64)
-    fst = np.zeros(3, np.float64)
-    block_true = np.zeros(sat.n_blocks, np.int32)
-
+    search = Search(sat, seed)
     best = None
     best_key = (math.inf, math.inf)
     total_flips = 0
@@ -465,33 +534,17 @@ def run_maxwalksat(
     timed_out = False
     start = time.perf_counter()
     for t in range(max_tries):
-        world = _start_world(sat, rng, init if t == 0 else None)
-        if sat.n_blocks:
-            true_members = sat.block_atoms[world[sat.block_atoms]]
-            block_true[sat.atom_block[true_members]] = true_members
-        _init_state(world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.is_hard,
-                    rec, wv, val, P, bad, bad_pos, ist, fst)
-        ist[_I_FLIPS] = 0
-        ist[_I_BEST_HVIOL] = ist[_I_HVIOL]
-        fst[_F_BEST_COST] = fst[_F_COST]
-        ist[_I_AT_BEST] = 1
-        ist[_I_BEST_FLIP] = 0
-        ist[_I_DONE] = 0
-        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
-        best_world = world.copy()
+        search.reset(_start_world(sat, search.rng, init if t == 0 else None), target_cost)
         remaining = max_flips
         chunk = max_flips if deadline is None else min(max_flips, 20_000)
         while True:
             steps = min(chunk, remaining)
-            before = ist[_I_FLIPS]
+            before = search.flips
             t0 = time.perf_counter()
-            _run(steps, float(noise), rs, world, best_world, sat.clause_start, sat.lit_atom,
-                 sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive,
-                 rec, wv, r32, val, P, sat.block_start, sat.block_atoms, sat.atom_block, block_true,
-                 bad, bad_pos, stamp, adj, ist, fst)
-            done = int(ist[_I_FLIPS] - before)
+            search.steps(steps, noise)
+            done = search.flips - before
             remaining -= steps
-            if ist[_I_DONE] or remaining <= 0:
+            if search.done or remaining <= 0:
                 break
             now = time.perf_counter()
             if deadline is not None:
@@ -502,11 +555,11 @@ def run_maxwalksat(
                 rate = done / max(now - t0, 1e-6)
                 chunk = int(max(1_000, min(rate * 0.05, rate * (deadline - now) + 1)))
         tries_done += 1
-        total_flips += int(ist[_I_FLIPS])
-        key = (int(ist[_I_BEST_HVIOL]), float(fst[_F_BEST_COST]))
+        total_flips += search.flips
+        key = search.best_key
         if best is None or key < best_key:
-            best, best_key, best_try, best_flip = best_world.copy(), key, t, int(ist[_I_BEST_FLIP])
-        if ist[_I_DONE] and ist[_I_HVIOL] == 0:
+            best, best_key, best_try, best_flip = search.best_world.copy(), key, t, search.best_flip
+        if search.done:
             reached_target = True
             break
         if timed_out or (deadline is not None and time.perf_counter() >= deadline):

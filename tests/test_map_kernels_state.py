@@ -1,0 +1,127 @@
+"""The normalised clause arrays and the count kernels shared by local search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from markovlogic.ground.network import GroundNetwork
+from markovlogic.infer.kernels_state import flip_counts, init_counts, sat_arrays, subset
+from markovlogic.infer.map import component_groups
+
+from networks import random_components, random_network
+
+
+def _score_cost_hard(sat, world):
+    count = np.zeros(sat.n_clauses, np.int32)
+    txor = np.zeros(sat.n_clauses, np.int32)
+    init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, txor)
+    holds = count > 0
+    soft = ~sat.is_hard
+    w = sat.weight
+    score = w[soft & holds].sum() + sat.const_score
+    cost = np.abs(w[soft & (((w > 0) & ~holds) | ((w < 0) & holds))]).sum() + sat.const_cost
+    hard = int((sat.is_hard & ~holds).sum()) + sat.n_empty_hard
+    return score, cost, hard
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_normalisation_keeps_score_cost_and_hard(seed):
+    rng = np.random.default_rng(seed)
+    net = random_network(rng, 7, 14, max_len=5, n_blocks=2, repeats=True)
+    sat = sat_arrays(net)
+    # every atom at most once per clause after normalisation
+    for c in range(sat.n_clauses):
+        atoms = sat.lit_atom[sat.clause_start[c]:sat.clause_start[c + 1]]
+        assert len(set(atoms.tolist())) == len(atoms) > 0
+    for _ in range(8):
+        world = rng.random(net.n_atoms) < 0.5
+        score, cost, hard = _score_cost_hard(sat, world)
+        assert score == pytest.approx(net.score(world), abs=1e-9)
+        assert cost == pytest.approx(net.cost(world), abs=1e-9)
+        assert hard == int((net.is_hard & ~net.satisfied(world)).sum())
+
+
+def test_tautology_duplicate_and_empty_clauses():
+    net = GroundNetwork.from_clauses(
+        2,
+        [
+            (1.5, [(0, True), (0, False)]),      # tautology: always satisfied
+            (-2.0, [(1, True), (1, False)]),     # negative tautology: always costs 2
+            (0.5, [(0, True), (0, True)]),       # duplicate literal
+            (3.0, []),                           # empty soft: never satisfied, costs 3
+            (0.0, [(1, True)]),                  # zero weight: irrelevant
+        ],
+    )
+    sat = sat_arrays(net)
+    assert sat.n_clauses == 1
+    assert sat.lit_atom.tolist() == [0]
+    assert sat.const_score == pytest.approx(1.5 - 2.0)
+    assert sat.const_cost == pytest.approx(2.0 + 3.0)
+    for world in ([False, False], [True, False], [True, True]):
+        w = np.array(world)
+        score, cost, _ = _score_cost_hard(sat, w)
+        assert score == pytest.approx(net.score(w))
+        assert cost == pytest.approx(net.cost(w))
+    empty_hard = GroundNetwork.from_clauses(1, [(None, [])])
+    assert sat_arrays(empty_hard).n_empty_hard == 1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_flip_counts_matches_recount(seed):
+    rng = np.random.default_rng(100 + seed)
+    net = random_network(rng, 9, 20, max_len=4)
+    sat = sat_arrays(net)
+    world = rng.random(net.n_atoms) < 0.5
+    count = np.zeros(sat.n_clauses, np.int32)
+    txor = np.zeros(sat.n_clauses, np.int32)
+    init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, txor)
+    for a in rng.integers(0, net.n_atoms, size=30):
+        flip_counts(int(a), world, sat.atom_lit_start, sat.occ_clause, sat.occ_positive, count, txor)
+        fresh_c = np.zeros_like(count)
+        fresh_x = np.zeros_like(txor)
+        init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, fresh_c, fresh_x)
+        assert np.array_equal(count, fresh_c) and np.array_equal(txor, fresh_x)
+    # when one literal is true, txor names its atom
+    one = np.flatnonzero(count == 1)
+    for c in one:
+        lits = range(sat.clause_start[c], sat.clause_start[c + 1])
+        true_atoms = [sat.lit_atom[i] for i in lits if world[sat.lit_atom[i]] == sat.lit_positive[i]]
+        assert true_atoms == [txor[c]]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_component_groups_partition_the_problem(seed):
+    rng = np.random.default_rng(200 + seed)
+    net = random_components(rng, [3, 1, 4, 2, 5, 1], n_blocks=1)
+    sat = sat_arrays(net)
+    groups = component_groups(sat, net.component, max_atoms=int(rng.integers(1, 8)))
+    atoms = np.concatenate([g.atoms for g in groups])
+    clauses = np.concatenate([g.clauses for g in groups])
+    blocks = np.concatenate([g.blocks for g in groups])
+    assert len(set(atoms.tolist())) == len(atoms)
+    assert sorted(clauses.tolist()) == list(range(sat.n_clauses))
+    assert sorted(blocks.tolist()) == list(range(sat.n_blocks))
+    for g in groups:
+        # a group holds whole components
+        comps = set(net.component[g.atoms].tolist())
+        assert set(np.flatnonzero(np.isin(net.component, list(comps))).tolist()) >= set(
+            a for a in g.atoms.tolist()
+        )
+        world = rng.random(net.n_atoms) < 0.5
+        sub = g.sat
+        local = world[g.atoms]
+        count = np.zeros(sub.n_clauses, np.int32)
+        init_counts(local, sub.clause_start, sub.lit_atom, sub.lit_positive, count, np.zeros_like(count))
+        full = np.zeros(sat.n_clauses, np.int32)
+        init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, full, np.zeros_like(full))
+        assert np.array_equal(count, full[g.clauses])
+
+
+def test_subset_renumbers_blocks():
+    net = GroundNetwork.from_clauses(4, [(1.0, [(2, True), (3, False)])], blocks=[[0, 1], [2, 3]])
+    sat = sat_arrays(net)
+    sub = subset(sat, np.array([3, 2]), np.array([0]), np.array([1]))
+    assert sub.lit_atom.tolist() == [1, 0]
+    assert sub.block_atoms.tolist() == [1, 0]
+    assert sub.atom_block.tolist() == [0, 0]
