@@ -450,3 +450,13 @@ def test_queries_file_lines():
 def test_queries_checked_against_model():
     mln = MLN.from_string("Smokes(person)\n")
     assert parse_queries("Smokes(Anna)", mln) == [Query("Smokes", (Const("Anna"),))]
+
+
+def test_fast_evidence_objects_are_ordinary_objects():
+    atom = Database.from_string("!Smokes(Anna, Bob)\n", "e.db").atoms[0]
+    built = EvidenceAtom(GroundAtom("Smokes", ("Anna", "Bob")), False)
+    assert atom == built and hash(atom) == hash(built) and repr(atom) == repr(built)
+    assert vars(atom.atom) == vars(built.atom)
+    assert (atom.pos.file, atom.pos.line, atom.pos.column) == ("e.db", 1, 1)
+    with pytest.raises(AttributeError):
+        atom.truth = True  # still frozen

@@ -342,52 +342,39 @@ def check_database(db, mln) -> None:
 
 def _check_database(db, mln) -> None:
     predicates = mln.predicates
-    seen_pred: set[str] = set()
-    for atom in _first_of_each_predicate(db.atoms):
-        name, args = atom.atom.predicate, atom.atom.args
-        decl = predicates.get(name)
-        if decl is None:
-            hint = " (it is a function: write 'Value = f(Args)')" if name in mln.functions else ""
-            raise _err(EvidenceError, f"undeclared predicate '{name}'{hint}", atom.pos)
-        seen_pred.add(name)
-    arity = {name: predicates[name].arity for name in seen_pred}
-    # arity of every atom (a cheap pass: len of a tuple per atom)
-    for atom in db.atoms:
-        ga = atom.atom
-        if len(ga.args) != arity[ga.predicate]:
-            decl = predicates[ga.predicate]
+    atoms = db.atoms
+    arity = {name: decl.arity for name, decl in predicates.items()}
+    first: dict = {}
+    for atom in atoms:  # one dictionary probe per atom; details only on a problem
+        g = atom.atom
+        args = g.args
+        if arity.get(g.predicate, -1) != len(args):
+            _signature_error(atom, mln)
+        old = first.setdefault((g.predicate, args), atom)
+        if old.truth != atom.truth:
             raise _err(
                 EvidenceError,
-                f"predicate '{ga.predicate}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
-                f"({', '.join(decl.arg_types)}), not {len(ga.args)}",
-                atom.pos,
-            )
-    _check_contradictions(db.atoms)
-    _check_blocks(db.atoms, {n: predicates[n] for n in seen_pred if predicates[n].has_block})
-    _check_function_values(db.function_values, mln.functions)
-
-
-def _first_of_each_predicate(atoms):
-    seen: set[str] = set()
-    for atom in atoms:
-        name = atom.atom.predicate
-        if name not in seen:
-            seen.add(name)
-            yield atom
-
-
-def _check_contradictions(atoms) -> None:
-    truth: dict = {}
-    for atom in atoms:
-        key = atom.atom
-        old = truth.setdefault(key, atom)
-        if old is not atom and old.truth != atom.truth:
-            raise _err(
-                EvidenceError,
-                f"contradictory evidence: {key} is given as {_truth_word(atom.truth)} here and as "
+                f"contradictory evidence: {g} is given as {_truth_word(atom.truth)} here and as "
                 f"{_truth_word(old.truth)} at {_where(old.pos)}",
                 atom.pos,
             )
+    seen_pred = {key[0] for key in first}
+    _check_blocks(atoms, {n: predicates[n] for n in seen_pred if predicates[n].has_block})
+    _check_function_values(db.function_values, mln.functions)
+
+
+def _signature_error(atom, mln) -> None:
+    g = atom.atom
+    decl = mln.predicates.get(g.predicate)
+    if decl is None:
+        hint = " (it is a function: write 'Value = f(Args)')" if g.predicate in mln.functions else ""
+        raise _err(EvidenceError, f"undeclared predicate '{g.predicate}'{hint}", atom.pos)
+    raise _err(
+        EvidenceError,
+        f"predicate '{g.predicate}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
+        f"({', '.join(decl.arg_types)}), not {len(g.args)}",
+        atom.pos,
+    )
 
 
 def _truth_word(truth: bool | None) -> str:
