@@ -90,6 +90,7 @@ def report(console: Console, summary, before: dict | None) -> None:
     table.add_column("ratio", justify="right")
     prev_figs = (before or {}).get("figures", {})
     rows = [("wall time (s)", data["median_wall_s"], (before or {}).get("median_wall_s")),
+            ("CPU time (s)", data["median_cpu_s"], (before or {}).get("median_cpu_s")),
             ("peak RSS (MB)", data["peak_rss_mb"], (before or {}).get("peak_rss_mb"))]
     rows += [(k, v, prev_figs.get(k)) for k, v in data["figures"].items()]
     for label, value, prev in rows:

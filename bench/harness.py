@@ -14,7 +14,8 @@ The harness calls the function once per run, each run in a new Python process
 (so imports, compilation caches in memory and peak memory start from zero),
 and records the run's wall time (of the call), the process's peak resident
 memory (``ru_maxrss``: numpy and DuckDB allocate outside Python's heap, so
-tracemalloc would miss them) and the figures the function returns. Numbers are
+tracemalloc would miss them), its CPU time (all threads of the process: on a
+shared machine less noisy than wall time) and the figures the function returns. Numbers are
 summarised by their median over runs. A workload that cannot run here (data
 missing...) raises ``Skip("why")``.
 """
@@ -90,14 +91,16 @@ def run_once_here(name: str) -> dict:
     """Run workload ``name`` in this process; return wall time, peak memory, figures."""
     load_workloads()
     wl = REGISTRY[name]
+    cpu_start = time.process_time()
     start = time.perf_counter()
     try:
         figures = wl.fn() or {}
     except Skip as exc:
         return {"skipped": str(exc)}
     wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start  # all threads of this process
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
-    return {"wall_s": wall, "peak_rss_mb": peak_kb / 1024.0, "figures": _jsonable(figures)}
+    return {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak_kb / 1024.0, "figures": _jsonable(figures)}
 
 
 def run_once(name: str, timeout: float) -> dict:
@@ -176,6 +179,7 @@ class Summary:
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "repetitions": len(self.runs),
             "median_wall_s": self.median("wall_s"),
+            "median_cpu_s": self.median("cpu_s"),
             "peak_rss_mb": max((r["peak_rss_mb"] for r in self.ok_runs), default=None),
             "figures": self.figures(),
             "runs": self.runs,
