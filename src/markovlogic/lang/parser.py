@@ -27,9 +27,8 @@ from .transform import (
     RawFormula,
     RawFunctionDecl,
     RawInclude,
-    RawTypeDecl,
     RawStatement,
-    is_variable_name,
+    RawTypeDecl,
 )
 
 __all__ = [

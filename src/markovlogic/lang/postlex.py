@@ -49,7 +49,7 @@ class PostLexer:
 
     always_accept = ("_NL", "BLOCK_COMMENT")
 
-    def __init__(self, mode: str, filename_hint: str = "") -> None:
+    def __init__(self, mode: str) -> None:
         self.mode = mode
         self._local = threading.local()
 
