@@ -540,9 +540,7 @@ class Grounder:
                 continue
             ids = self.registry.ids(self.store.preds[name].index, args, add=False)
             hit = ids >= 0
-            vals = values[hit]
-            ok = vals >= 0
-            truth[ids[hit][ok]] = vals[ok]
+            truth[ids[hit]] = values[hit]     # 1, 0, or -1 for a '?' label
         return truth[atom_ids]
 
     def network(

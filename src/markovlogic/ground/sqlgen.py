@@ -199,9 +199,10 @@ class TemplateCompiler:
         """A literal whose atom's truth comes from a left join (or its default)."""
         sat = 1 if lit.positive else 0          # evidence truth that satisfies the literal
         listed = 0 if info.labels else info.n_rows
+        # arguments first: an undefined function term means no grounding at all
+        cols = self._arg_columns(i, lit, info, base, base_cols)
         if info.closed and info.n_true + info.n_unknown == 0 and self.mode == "ground":
             return None if lit.positive else False   # always false (dropped) / always true
-        cols = self._arg_columns(i, lit, info, base, base_cols)
         match = " AND ".join(f"l{i}.a{j} = g.{c}" for j, c in enumerate(cols)) or "TRUE"
         status_col = None
         if listed:
@@ -299,13 +300,13 @@ class GroupCompiler:
                 continue
             falsify = 0 if lit.positive else 1     # evidence truth that makes the conjunct false
             listed = 0 if info.labels else info.n_rows
-            if info.closed and not lit.positive and info.n_true + info.n_unknown == 0:
-                continue                         # !P with P false everywhere: true, dropped
-            cols = []
+            cols = []                            # (an undefined term: no such binding)
             for j, arg in enumerate(lit.atom.args):
                 col = f"x{i}_{j}"
                 base_cols.append(f"{base.id_expr(arg, info.arg_types[j])} AS {col}")
                 cols.append(col)
+            if info.closed and not lit.positive and info.n_true + info.n_unknown == 0:
+                continue                         # !P with P false everywhere: true, dropped
             status_col = None
             if listed:
                 match = " AND ".join(f"l{i}.a{j} = g.{c}" for j, c in enumerate(cols)) or "TRUE"
