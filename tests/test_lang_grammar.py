@@ -79,6 +79,10 @@ def test_type_range_and_line_breaks_inside_braces():
     assert mln.types["size"] == ("1", "2", "3")
 
 
+def test_keywords_are_names_inside_type_braces():
+    assert MLN.from_string("letter = {u, v, w, forall}\n").types["letter"] == ("u", "v", "w", "forall")
+
+
 def test_type_with_integers_and_strings():
     mln = MLN.from_string('dom = {0, 1, 2}\nword = {"hello world", Foo}\n')
     assert mln.types["dom"] == ("0", "1", "2")

@@ -151,7 +151,9 @@ class PostLexer:
                     pending_nl = tok
                 continue
 
-            if kind == "NAME" and tok in KEYWORDS:
+            if kind == "NAME" and tok in KEYWORDS and not (
+                state.open_brackets and state.open_brackets[-1].type == "TYPE_OPEN"
+            ):  # inside a type's braces 'v' is a constant
                 kind = "OR" if tok in OR_WORDS else "FORALL" if tok in FORALL_WORDS else "EXIST"
                 tok = Token.new_borrow_pos(kind, tok, tok)
 
