@@ -265,7 +265,7 @@ class ReferenceGrounder:
         return lit.atom.predicate, tuple(args)
 
     # ------------------------------------------------------------ grounding
-    def ground(self, closure: bool = True, blocks_as_clauses: bool = False) -> Reference:
+    def ground(self, closure: bool = True, blocks_as_clauses: bool = False, fold_units: bool = True) -> Reference:
         rows = []   # (literal tuple, weight or None)
         for t in self.templates:
             rows.extend(self._ground_template(t))
@@ -293,6 +293,11 @@ class ReferenceGrounder:
         for e in merged.values():
             if e[1]:
                 e[0] = 0.0
+        if fold_units:   # w1 [P] + w2 [!P] = (w1 - w2) [P] + constant
+            for key in [k for k in merged if len(k) == 1 and not k[0][1]]:
+                comp = ((key[0][0], True),)
+                if comp in merged and not merged[key][1] and not merged[comp][1]:
+                    merged[comp][0] -= merged.pop(key)[0]
         queries = self._query_atoms()
         atoms = set(queries)
         for key in merged:

@@ -107,7 +107,7 @@ def _group_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.cumsum(new) - 1
 
 
-def merge(rows: list[Rows], params: np.ndarray) -> GroundClauses:
+def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> GroundClauses:
     """Canonicalise and merge ground rows into CSR clauses.
 
     Constant rows are dropped and reported in ``stats``: tautologies and soft
@@ -115,6 +115,12 @@ def merge(rows: list[Rows], params: np.ndarray) -> GroundClauses:
     weight goes to ``constant_score``); empty rows are false (soft: weight
     reported as ``soft_false_weight``; hard: ``hard_violated_by_evidence``).
     Rows are grouped by length, so memory follows the real clause sizes.
+
+    ``fold_units``: a soft unit clause ``!P`` whose complement ``P`` is also a
+    soft unit clause joins it with negated coefficients
+    (``w1 [P] + w2 [!P] = (w1 - w2) [P] + w2``; the constant ``w2`` goes to
+    ``constant_score``), as Alchemy does. Scores differ by a constant only,
+    and so do feature counts (gradients are unchanged).
     """
     stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0,
              "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0}
@@ -160,7 +166,7 @@ def merge(rows: list[Rows], params: np.ndarray) -> GroundClauses:
 
     # ---- group equal rows, per length
     row_group = np.full(n, -1, dtype=np.int64)
-    firsts, reps = [], []
+    reps = []              # (L, first group id, codes of each group)
     n_groups = 0
     for L in sorted(by_length):
         parts = by_length.pop(L)
@@ -169,48 +175,67 @@ def merge(rows: list[Rows], params: np.ndarray) -> GroundClauses:
         order, gid = _group_rows(block)
         row_group[idx[order]] = gid + n_groups
         starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
-        first = np.minimum.reduceat(idx[order], starts)
-        # representative codes: the block row of each group's first row
-        pos_of_first = np.empty(len(starts), dtype=np.int64)
-        sorted_rows = idx[order]
-        # the smallest row index of a group is its representative
-        seg = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(gid)]))
-        is_first = sorted_rows == first[seg]
-        pos_of_first[seg[is_first]] = order[is_first]
-        firsts.append(first)
-        reps.append((L, block[pos_of_first]))
+        reps.append((L, n_groups, block[order[starts]]))
         n_groups += len(starts)
-    first = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
-    # clause ids in order of first occurrence (template order)
-    order = np.argsort(first, kind="stable")
-    clause_of_group = np.empty(n_groups, dtype=np.int64)
-    clause_of_group[order] = np.arange(n_groups)
     live = np.flatnonzero(row_group >= 0)
+    group_hard = np.zeros(n_groups, dtype=bool)
+    group_hard[row_group[live[hard[live]]]] = True
+    sign = np.ones(n, dtype=np.float64)
+
+    # ---- fold unit clauses: w1 [P] + w2 [!P] = (w1 - w2) [P] + w2 (Alchemy does this)
+    stats["units_folded"] = 0
+    if fold_units and reps and reps[0][0] == 1:
+        _, g0, unit_codes = reps[0]
+        ucodes = unit_codes[:, 0]
+        soft = ~group_hard[g0:g0 + len(ucodes)]
+        order_u = np.argsort(ucodes)
+        sorted_codes = ucodes[order_u]
+        neg = np.flatnonzero(((ucodes & 1) == 1) & soft)
+        pos = np.searchsorted(sorted_codes, ucodes[neg] - 1)
+        pos = np.minimum(pos, len(sorted_codes) - 1)
+        partner = order_u[pos]
+        ok = (sorted_codes[pos] == ucodes[neg] - 1) & soft[partner]
+        if ok.any():
+            moved = np.full(n_groups, -1, dtype=np.int64)
+            moved[g0 + neg[ok]] = g0 + partner[ok]
+            rows_moved = live[moved[row_group[live]] >= 0]
+            constant += float(weight_of_row[rows_moved].sum())
+            sign[rows_moved] = -1.0
+            row_group[rows_moved] = moved[row_group[rows_moved]]
+            stats["units_folded"] = int(ok.sum())
+    # compact the groups that still have rows; clause ids by first occurrence
+    present = np.zeros(n_groups, dtype=bool)
+    present[row_group[live]] = True
+    first_row = np.full(n_groups, n, dtype=np.int64)
+    np.minimum.at(first_row, row_group[live], live)
+    kept_groups = np.flatnonzero(present)
+    order = np.argsort(first_row[kept_groups], kind="stable")
+    n_clauses = len(kept_groups)
+    clause_of_group = np.full(n_groups, -1, dtype=np.int64)
+    clause_of_group[kept_groups[order]] = np.arange(n_clauses)
     clause_of_row = clause_of_group[row_group[live]]
-    stats["merged"] = int(len(live) - n_groups)
+    stats["merged"] = int(len(live) - n_clauses - stats["units_folded"])
 
     # ---- literals (CSR in clause order)
-    clens = np.zeros(n_groups, dtype=np.int64)
-    g0 = 0
-    for L, codes_L in reps:
-        clens[clause_of_group[g0:g0 + len(codes_L)]] = L
-        g0 += len(codes_L)
-    clause_start = np.zeros(n_groups + 1, dtype=np.int64)
+    clens = np.zeros(n_clauses, dtype=np.int64)
+    for L, g0, codes_L in reps:
+        cids = clause_of_group[g0:g0 + len(codes_L)]
+        clens[cids[cids >= 0]] = L
+    clause_start = np.zeros(n_clauses + 1, dtype=np.int64)
     np.cumsum(clens, out=clause_start[1:])
     flat = np.empty(int(clause_start[-1]), dtype=np.int32)
-    g0 = 0
-    for L, codes_L in reps:
+    for L, g0, codes_L in reps:
         cids = clause_of_group[g0:g0 + len(codes_L)]
-        pos = clause_start[cids][:, None] + np.arange(L)[None, :]
-        flat[pos.reshape(-1)] = codes_L.reshape(-1)
-        g0 += len(codes_L)
+        keep = cids >= 0
+        pos = clause_start[cids[keep]][:, None] + np.arange(L)[None, :]
+        flat[pos.reshape(-1)] = codes_L[keep].reshape(-1)
     lit_atom = (flat >> 1).astype(np.int32)
     lit_positive = (flat & 1) == 0
 
     # ---- hard flags, templates
-    is_hard = np.zeros(n_groups, dtype=bool)
+    is_hard = np.zeros(n_clauses, dtype=bool)
     is_hard[clause_of_row[hard[live]]] = True
-    template_id = tmpl[first[order]].astype(np.int32)
+    template_id = tmpl[first_row[kept_groups[order]]].astype(np.int32)
 
     # ---- parameter entries: (clause, param) pairs with summed coefficients
     live_param = param[live]
@@ -221,10 +246,10 @@ def merge(rows: list[Rows], params: np.ndarray) -> GroundClauses:
     n_params = max(len(params), int(live_param.max(initial=-1)) + 1, 1)
     key = clause_of_row[use] * n_params + live_param[use]
     ukey, inv = np.unique(key, return_inverse=True)
-    summed = np.bincount(inv.reshape(-1), weights=coef[live][use], minlength=len(ukey))
+    summed = np.bincount(inv.reshape(-1), weights=(coef * sign)[live][use], minlength=len(ukey))
     entry_clause = ukey // n_params
     param_index = (ukey % n_params).astype(np.int32)
-    param_start = np.searchsorted(entry_clause, np.arange(n_groups + 1)).astype(np.int64)
+    param_start = np.searchsorted(entry_clause, np.arange(n_clauses + 1)).astype(np.int64)
     return GroundClauses(
         clause_start=clause_start,
         lit_atom=lit_atom,

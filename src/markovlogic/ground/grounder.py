@@ -549,12 +549,14 @@ class Grounder:
         blocks_as_clauses: bool = False,
         closure: bool = True,
         template_ids: Sequence[int] | None = None,
+        fold_units: bool = True,
     ) -> GroundNetwork:
         """Ground every template (or ``template_ids``) and build the network.
 
         ``closure``: keep only the connected components (through clauses and
         blocks) that contain a query atom; otherwise every registered atom is
-        an atom of the network, with its registry id.
+        an atom of the network, with its registry id. ``fold_units``: merge
+        the soft unit clauses ``P`` and ``!P`` into one (see ``assemble.merge``).
         """
         start = time.perf_counter()
         rows, ginfo = self._ground_all(template_ids)
@@ -567,7 +569,7 @@ class Grounder:
             block_start, block_atoms = np.zeros(1, np.int64), np.zeros(0, np.int32)
         values, info = self.params.arrays()
         t1 = time.perf_counter()
-        gc = merge(rows, values)
+        gc = merge(rows, values, fold_units=fold_units)
         t_merge = time.perf_counter() - t1
         stats = dict(gc.stats)
         stats.update(binfo)
