@@ -140,7 +140,7 @@ def learn_model(
     ``map_method``, ``learning_rate`` (perceptron); ``map_method``, ``C`` (mira)."""
     from ..model import Database
     from . import LEARNERS
-    from .output import learned_mln_text, param_coefficients
+    from .output import learned_mln_text, param_coefficients, split_clauses
 
     if method not in METHODS:
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
@@ -155,14 +155,15 @@ def learn_model(
     predicates = learned_predicates(mln, query_predicates, method)
 
     start = time.perf_counter()
-    nets = ground_training(mln, dbs, predicates, multiple_databases)
+    clausal = split_clauses(mln)
+    nets = ground_training(clausal.mln, dbs, predicates, multiple_databases)
     ground_seconds = time.perf_counter() - start
     result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
     learn_seconds = time.perf_counter() - start - ground_seconds
 
     from ..lang.parser import parse_mln_text
 
-    text = learned_mln_text(mln, result.param_info, result.params, param_coefficients(nets, len(result.params)))
+    text = learned_mln_text(clausal, result.param_info, result.params, param_coefficients(nets, len(result.params)))
     learned = parse_mln_text(text, filename="<learned>")
     return LearnedModel(
         mln=learned,

@@ -45,36 +45,100 @@ class Reweighter:
 
 
 @njit(cache=True)
-def _world_counts(worlds, clause_start, lit_atom, lit_positive, is_hard, param_start, param_index, param_coef, n_params):
-    n_worlds = worlds.shape[0]
+def _clause_violated(world, c, clause_start, lit_atom, lit_positive):
+    for i in range(clause_start[c], clause_start[c + 1]):
+        if world[lit_atom[i]] == lit_positive[i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _sparse_counts(worlds, anchor_start, anchor_clause, positive_only, counted, clause_start, lit_atom,
+                   lit_positive, param_start, param_index, param_coef, total, out):
+    """Feature counts of each world (row of ``out``).
+
+    Sparse worlds: start from every counted clause satisfied (``total``) and
+    subtract the clauses the world violates. A clause with a negative literal
+    is violated only when that literal's atom is true, so each such clause is
+    checked from its anchor (the atom of its first negative literal), in the
+    worlds where the anchor is true; clauses of positive literals only are
+    checked in every world. Dense worlds (the anchored work would exceed a
+    quarter of the clauses): a sequential scan of all clauses, which reads
+    memory in order and is faster there."""
+    n_atoms = worlds.shape[1]
     n_clauses = len(clause_start) - 1
-    out = np.zeros((n_worlds, n_params))
-    for s in range(n_worlds):
-        for c in range(n_clauses):
-            if is_hard[c] or param_start[c] == param_start[c + 1]:
+    for s in range(worlds.shape[0]):
+        world = worlds[s]
+        work = 0
+        for a in range(n_atoms):
+            if world[a]:
+                work += anchor_start[a + 1] - anchor_start[a]
+        if 4 * work > n_clauses:
+            for c in range(n_clauses):
+                if counted[c] and not _clause_violated(world, c, clause_start, lit_atom, lit_positive):
+                    for j in range(param_start[c], param_start[c + 1]):
+                        out[s, param_index[j]] += param_coef[j]
+            continue
+        for j in range(len(total)):
+            out[s, j] = total[j]
+        for a in range(n_atoms):
+            if not world[a]:
                 continue
-            sat = False
-            for i in range(clause_start[c], clause_start[c + 1]):
-                if worlds[s, lit_atom[i]] == lit_positive[i]:
-                    sat = True
-                    break
-            if sat:
+            for k in range(anchor_start[a], anchor_start[a + 1]):
+                c = anchor_clause[k]
+                if _clause_violated(world, c, clause_start, lit_atom, lit_positive):
+                    for j in range(param_start[c], param_start[c + 1]):
+                        out[s, param_index[j]] -= param_coef[j]
+        for k in range(len(positive_only)):
+            c = positive_only[k]
+            if _clause_violated(world, c, clause_start, lit_atom, lit_positive):
                 for j in range(param_start[c], param_start[c + 1]):
-                    out[s, param_index[j]] += param_coef[j]
-    return out
+                    out[s, param_index[j]] -= param_coef[j]
+
+
+class FeatureCounter:
+    """Feature counts of many worlds, fast when the worlds are sparse (few true
+    atoms, as relational data is): n(world) = n(all satisfied) minus the
+    features of the violated clauses, found from the true atoms (see
+    ``_unsat_counts``). Built once per network with numpy."""
+
+    def __init__(self, net: GroundNetwork) -> None:
+        self.net = net
+        sizes = np.diff(net.clause_start)
+        self.counted = counted = ~net.is_hard & (np.diff(net.param_start) > 0) & (sizes > 0)
+        clause_of_lit = np.repeat(np.arange(net.n_clauses, dtype=np.int64), sizes)
+        negative = ~net.lit_positive & counted[clause_of_lit]
+        # the first negative literal of each counted clause
+        first_neg = np.full(net.n_clauses, -1, dtype=np.int64)
+        neg_lits = np.flatnonzero(negative)
+        first_neg[clause_of_lit[neg_lits[::-1]]] = neg_lits[::-1]
+        anchored = np.flatnonzero(first_neg >= 0)
+        anchor_atom = net.lit_atom[first_neg[anchored]]
+        order = np.argsort(anchor_atom, kind="stable")
+        self.anchor_clause = anchored[order].astype(np.int64)
+        self.anchor_start = np.zeros(net.n_atoms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(anchor_atom, minlength=net.n_atoms), out=self.anchor_start[1:])
+        self.positive_only = np.flatnonzero(counted & (first_neg < 0)).astype(np.int64)
+        entry_clause = np.repeat(np.arange(net.n_clauses, dtype=np.int64), np.diff(net.param_start))
+        use = counted[entry_clause]
+        self.total = np.bincount(net.param_index[use], weights=net.param_coef[use], minlength=net.n_params)
+
+    def __call__(self, worlds: np.ndarray) -> np.ndarray:
+        worlds = np.asarray(worlds, dtype=np.bool_)
+        single = worlds.ndim == 1
+        w2 = np.ascontiguousarray(worlds.reshape(1, -1) if single else worlds)
+        out = np.zeros((len(w2), len(self.total)))
+        net = self.net
+        _sparse_counts(w2, self.anchor_start, self.anchor_clause, self.positive_only, self.counted,
+                       net.clause_start, net.lit_atom, net.lit_positive, net.param_start, net.param_index,
+                       net.param_coef, self.total, out)
+        return out[0] if single else out
 
 
 def world_counts(net: GroundNetwork, worlds: np.ndarray) -> np.ndarray:
     """Feature counts of each world: ``float64[n_worlds, n_params]`` for a
     ``bool[n_worlds, n_atoms]`` array (or ``float64[n_params]`` for one world)."""
-    worlds = np.asarray(worlds, dtype=np.bool_)
-    single = worlds.ndim == 1
-    w2 = np.ascontiguousarray(worlds.reshape(1, -1) if single else worlds)
-    out = _world_counts(
-        w2, net.clause_start, net.lit_atom, net.lit_positive, net.is_hard,
-        net.param_start, net.param_index, net.param_coef, net.n_params,
-    )
-    return out[0] if single else out
+    return FeatureCounter(net)(worlds)
 
 
 def literal_order(net: GroundNetwork) -> tuple[np.ndarray, np.ndarray]:

@@ -8,13 +8,13 @@ data's feature counts n(y), summed over the databases (independent worlds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import LearningError
 from ..ground.network import GroundNetwork, WeightParam
-from .counts import world_counts
+from .counts import FeatureCounter
 
 _EXAMPLES = 5
 
@@ -27,6 +27,7 @@ class TrainingSet:
     init: np.ndarray                   # float64[n_params]: the weights in the model (prior means)
     learnable: np.ndarray              # bool[n_params]: not fixed
     data_counts: np.ndarray            # n(y), summed over the networks
+    counters: list = field(default_factory=list, repr=False)   # FeatureCounter per network
 
     @property
     def n_params(self) -> int:
@@ -123,8 +124,9 @@ def prepare(nets: list[GroundNetwork]) -> TrainingSet:
         worlds.append(world)
     info = nets[0].param_info
     data_counts = np.zeros(len(info), dtype=np.float64)
-    for net, world in zip(nets, worlds):
-        data_counts += world_counts(net, world)
+    counters = [FeatureCounter(net) for net in nets]
+    for counter, world in zip(counters, worlds):
+        data_counts += counter(world)
     learnable = np.array([not p.fixed for p in info], dtype=bool)
     return TrainingSet(
         nets=nets,
@@ -133,6 +135,7 @@ def prepare(nets: list[GroundNetwork]) -> TrainingSet:
         init=nets[0].params.copy(),
         learnable=learnable,
         data_counts=data_counts,
+        counters=counters,
     )
 
 

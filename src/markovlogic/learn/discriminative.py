@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ground.network import GroundNetwork
-from .counts import world_counts
 from .data import TrainingSet, prepare, prior_terms
 from .metrics import average_cll
 from .engines import EngineFactory, MapFactory, Moments, expectation_factory, map_factory
@@ -249,7 +248,7 @@ def learn_perceptron(
     trace: list[TraceRow] = []
     for it in range(1, iterations + 1):
         worlds = [e.map_world(w) for e in engines]
-        map_counts = sum(world_counts(net, x) for net, x in zip(data.nets, worlds))
+        map_counts = sum(counter(x) for counter, x in zip(data.counters, worlds))
         _, prior_grad, _ = prior_terms(w, mean, prior_stddev, learn)
         grad = np.where(learn, data.data_counts - map_counts + prior_grad, 0.0)
         loss = map_loss(data, worlds)

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import LearningError, OptionError
 from ..ground.network import GroundNetwork
 from ..infer.exact import DEFAULT_MAX_ATOMS, _component_tables
-from .counts import Reweighter, expand_ranges, world_counts
+from .counts import FeatureCounter, Reweighter, expand_ranges, world_counts
 
 
 # ---------------------------------------------------------------- moments
@@ -242,6 +242,7 @@ class SampledEngine:
         self.state: np.ndarray | None = None
         self.calls = 0
         self.reweight = Reweighter(net)
+        self.counter = FeatureCounter(net)
 
     def moments(self, params: np.ndarray) -> Moments:
         params = np.asarray(params, dtype=np.float64)
@@ -250,7 +251,7 @@ class SampledEngine:
         worlds = np.asarray(self.sampler(net, self.samples, self.state, self.seed + 7919 * self.calls, burn), dtype=bool)
         self.calls += 1
         self.state = worlds[-1].copy()
-        counts = world_counts(net, worlds)
+        counts = self.counter(worlds)
         mu = counts.mean(axis=0)
         centered = counts - mu
         prob = np.full(len(worlds), 1.0 / len(worlds))

@@ -22,7 +22,6 @@ import time
 import numpy as np
 
 from ..ground.network import GroundNetwork
-from .counts import world_counts
 from .data import prepare
 from .discriminative import _make_engines
 from .engines import MapFactory, map_factory
@@ -47,7 +46,7 @@ def learn_mira(
     data = prepare(nets)
     engines = _make_engines(data, map_factory(map_method), seed)
     learn = data.learnable
-    truth_counts = [world_counts(net, y) for net, y in zip(data.nets, data.worlds)]
+    truth_counts = [counter(y) for counter, y in zip(data.counters, data.worlds)]
     w = data.init.copy()
     total = np.zeros_like(w)
     updates = 0
@@ -59,7 +58,7 @@ def learn_mira(
             m = engine.map_world(w)
             loss = int((m[net.is_query] != y[net.is_query]).sum())
             epoch_loss += loss
-            delta = truth_counts[k] - world_counts(net, m)
+            delta = truth_counts[k] - data.counters[k](m)
             margin = float(w @ delta)
             delta = np.where(learn, delta, 0.0)
             norm2 = float(delta @ delta)

@@ -1,39 +1,106 @@
-"""Learned weights back into a model, written as Alchemy writes it.
+"""From the model to the formulas that are learned, and from learned weights
+back to a model written as Alchemy writes it.
 
-A formula whose weight is one parameter (one CNF clause, no ``+``) keeps its
-text and gets the learned weight (divided by the clause's scale: a negated
-conjunction is stored as a clause with the opposite weight). A formula whose
-CNF has several clauses learns one weight per clause, and a ``+`` formula one
-weight per constant combination: Alchemy prints such a formula as a comment,
-followed by each derived clause (constants substituted) with its weight; so do
-we. Hard formulas are written unchanged; fixed (``@``) weights keep their
-``@``. The learned ``MLN`` is parsed back from that text, so the file and the
-object always agree.
+Alchemy learns one weight per CNF clause. The grounder ties the clauses of
+a formula to one parameter (the formula's weight, split by the clause's
+scale), so before grounding ``split_clauses`` replaces each soft formula
+whose CNF has several clauses by those clauses, each a formula of its own
+whose prior mean is its share of the formula's weight. ``+`` formulas get one
+parameter per constant combination from the grounder.
+
+``learned_mln_text`` writes the result: a formula learned as one weight keeps
+its text and takes that weight; a split formula is written as a comment
+followed by each clause with its weight; a ``+`` formula as a comment followed
+by one line per constant combination (constants substituted). Hard formulas
+are unchanged; fixed (``@``) weights keep their ``@``. The learned ``MLN`` is
+parsed back from that text, so the file and the object always agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import reduce
 
 import numpy as np
 
+from ..errors import MarkovLogicError
 from ..ground.network import GroundNetwork, WeightParam
+from ..lang.ast import And, Atom, Compare, Exists, FormulaDecl, Func, Not, Or, Term, Var
 from ..lang.printer import format_formula_decl, print_mln
-from ..logic.cnf import compile_mln_detailed
+from ..logic.clauses import ClauseTemplate, Comparison, Literal
+from ..logic.cnf import compile_formula, compile_mln_detailed
 from ..logic.format import format_clause
 from ..model import MLN
 
 
-def _weight_text(w: float) -> str:
-    return repr(float(w))
+@dataclass
+class ClausalModel:
+    """The model whose formulas are grounded for learning."""
+
+    mln: MLN                          # formulas: originals, or clauses of split ones
+    origin: list[tuple[int, int]]     # per formula: (original formula index, clause index or -1 if whole)
+    original: MLN
 
 
-def _binding(p: WeightParam) -> Mapping[str, str] | None:
-    binding = getattr(p, "binding", None)
-    if binding is None:
-        return None
-    return dict(binding)
+def _plus_term(t: Term, plus: frozenset[str]) -> Term:
+    if isinstance(t, Var):
+        return Var(t.name, plus=t.name in plus)
+    if isinstance(t, Func):
+        return Func(t.name, tuple(_plus_term(a, plus) for a in t.args))
+    return t
+
+
+def _leaf_formula(d: Literal | Comparison, plus: frozenset[str]):
+    if isinstance(d, Literal):
+        atom = Atom(d.atom.predicate, tuple(_plus_term(a, plus) for a in d.atom.args))
+        return atom if d.positive else Not(atom)
+    cmp = Compare(d.op, _plus_term(d.left, plus), _plus_term(d.right, plus))
+    return cmp if d.positive else Not(cmp)
+
+
+def clause_formula(t: ClauseTemplate):
+    """The clause of a template as a formula (a disjunction; ``+`` kept)."""
+    plus = frozenset(t.plus_vars)
+    parts = [_leaf_formula(d, plus) for d in t.literals]
+    parts += [_leaf_formula(d, plus) for d in t.comparisons]
+    for g in t.exists:
+        body = reduce(And, [_leaf_formula(c, plus) for c in g.conjuncts])
+        parts.append(Exists(tuple(g.variables), body))
+    return reduce(Or, parts)
+
+
+def split_clauses(mln: MLN) -> ClausalModel:
+    """Split every soft formula with several CNF clauses into its clauses (see
+    module docstring). A clause that does not compile back to itself on its
+    own (e.g. a comparison whose variable's type only the rest of the formula
+    tells) leaves its formula whole, learned as one weight."""
+    formulas: list[FormulaDecl] = []
+    origin: list[tuple[int, int]] = []
+    for i, (decl, comp) in enumerate(zip(mln.formulas, compile_mln_detailed(mln))):
+        templates = comp.templates
+        pieces: list[FormulaDecl] | None = None
+        if not decl.hard and len(templates) >= 2:
+            pieces = []
+            for t in templates:
+                piece = FormulaDecl(clause_formula(t), weight=t.weight, fixed=decl.fixed, pos=decl.pos)
+                try:
+                    again = compile_formula(piece, mln).templates
+                except MarkovLogicError:
+                    pieces = None
+                    break
+                if len(again) != 1 or format_clause(again[0]) != format_clause(t) or again[0].plus_vars != t.plus_vars:
+                    pieces = None
+                    break
+                pieces.append(piece)
+        if pieces is None:
+            formulas.append(decl)
+            origin.append((i, -1))
+        else:
+            formulas.extend(pieces)
+            origin.extend((i, t.clause_index) for t in templates)
+    clausal = MLN(types=dict(mln.types), predicates=dict(mln.predicates), functions=dict(mln.functions),
+                  formulas=formulas)
+    return ClausalModel(mln=clausal, origin=origin, original=mln)
 
 
 def param_coefficients(nets: list[GroundNetwork], n_params: int) -> np.ndarray:
@@ -45,51 +112,63 @@ def param_coefficients(nets: list[GroundNetwork], n_params: int) -> np.ndarray:
     return coef
 
 
+def _weight(w: float) -> str:
+    return repr(float(w))
+
+
 def learned_mln_text(
-    mln: MLN,
+    model: ClausalModel,
     param_info: tuple[WeightParam, ...],
     params: np.ndarray,
     coefficients: np.ndarray | None = None,
-    domains: dict[str, tuple[str, ...]] | None = None,
 ) -> str:
-    """The .mln text of ``mln`` with the learned ``params`` (see module docstring)."""
+    """The .mln text of the original model with the learned ``params`` of the
+    clausal model's formulas (see module docstring)."""
     coefficients = np.ones(len(params)) if coefficients is None else coefficients
-    compiled = compile_mln_detailed(mln, domains=domains)
+    mln = model.original
+    compiled = compile_mln_detailed(model.mln)
     by_formula: dict[int, list[int]] = {}
     for j, p in enumerate(param_info):
         by_formula.setdefault(p.formula_index, []).append(j)
+    pieces: dict[int, list[int]] = {}
+    for k, (i, _) in enumerate(model.origin):
+        pieces.setdefault(i, []).append(k)
 
     header = MLN(types=dict(mln.types), predicates=dict(mln.predicates), functions=dict(mln.functions), formulas=[])
     lines = print_mln(header).rstrip("\n").split("\n") if (mln.types or mln.predicates or mln.functions) else []
     if lines and lines[-1] != "":
         lines.append("")
     for i, decl in enumerate(mln.formulas):
-        templates = {t.clause_index: t for t in compiled[i].templates}
-        ids = by_formula.get(i, [])
-        if decl.hard:
+        ks = pieces.get(i, [])
+        if decl.hard or not ks:
             lines.append(format_formula_decl(decl))
             continue
-        if not ids:
-            # no grounding reached this formula: its weight is what it was
-            lines.append(format_formula_decl(replace(decl, weight=0.0 if decl.weight is None else decl.weight)))
-            continue
-        plus = any(t.plus_vars for t in templates.values())
-        if len(ids) == 1 and not plus and len(templates) <= 1:
-            j = ids[0]
-            t = templates.get(param_info[j].clause_index)
-            scale = t.weight_scale if t is not None and t.weight_scale != 0 else 1.0
-            lines.append(format_formula_decl(replace(decl, weight=float(coefficients[j] * params[j] / scale))))
+        prefix = "@" if decl.fixed else ""
+        if len(ks) == 1 and model.origin[ks[0]][1] == -1:
+            k = ks[0]
+            ids = by_formula.get(k, [])
+            templates = compiled[k].templates
+            plus = any(t.plus_vars for t in templates)
+            if not ids:       # no parameter: no grounding reached the formula
+                lines.append(format_formula_decl(replace(decl, weight=0.0 if decl.weight is None else decl.weight)))
+            elif len(ids) == 1 and not plus:
+                lines.append(format_formula_decl(replace(decl, weight=float(params[ids[0]]))))
+            else:
+                # '+': one weight per constant combination. With one clause the
+                # name is that clause (weight coef * param); otherwise the
+                # whole formula with the constants (weight = the parameter).
+                single = len(templates) == 1
+                lines.append("// " + format_formula_decl(decl))
+                for j in ids:
+                    w = coefficients[j] * params[j] if single else params[j]
+                    lines.append(f"{prefix}{_weight(w)}  {param_info[j].name}")
+                lines.append("")
             continue
         lines.append("// " + format_formula_decl(decl))
-        prefix = "@" if decl.fixed else ""
-        for j in sorted(ids, key=lambda j: (param_info[j].clause_index, j)):
-            p = param_info[j]
-            t = templates.get(p.clause_index)
-            binding = _binding(p)
-            if t is not None and (binding is not None or not t.plus_vars):
-                body = format_clause(t, binding)
-            else:
-                body = p.name
-            lines.append(f"{prefix}{_weight_text(coefficients[j] * params[j])}  {body}")
+        for k in ks:
+            [t] = compiled[k].templates
+            for j in by_formula.get(k, []):
+                name = param_info[j].name if t.plus_vars else format_clause(t)
+                lines.append(f"{prefix}{_weight(coefficients[j] * params[j])}  {name}")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
