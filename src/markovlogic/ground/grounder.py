@@ -208,7 +208,7 @@ class Grounder:
         return self.store.con.execute(sql).fetchnumpy()
 
     def _count(self, sql: str) -> int:
-        return int(self.store.con.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchone()[0])
+        return int(self.store.con.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchall()[0][0])
 
     def _template_text(self, i: int) -> str:
         from ..logic.format import format_clause
@@ -412,7 +412,7 @@ class Grounder:
                         scope.conds.append(f"({scope.value_expr(side)[1]}) IS NOT NULL")
                     else:
                         scope.id_expr(side)
-        n = int(self.store.con.execute(f"SELECT count(*) FROM ({scope.select_sql([])}) AS q").fetchone()[0])
+        n = int(self.store.con.execute(f"SELECT count(*) FROM ({scope.select_sql([])}) AS q").fetchall()[0][0])
         return total * n
 
     # ------------------------------------------------------------ blocks
@@ -439,7 +439,7 @@ class Grounder:
                 cols = ", ".join(f"a{j}" for j in key) or "1"
                 true_keys = int(store.con.execute(
                     f"SELECT count(*) FROM (SELECT DISTINCT {cols} FROM {info.table} WHERE t = 1) AS k"
-                ).fetchone()[0])
+                ).fetchall()[0][0])
             if len(args) == 0:
                 violated += n_keys_total - true_keys
                 continue
@@ -782,8 +782,8 @@ class Grounder:
         r = self._cached_rows(i)
         if r is None:
             return None
-        world = np.zeros(self.registry.n_atoms, dtype=bool)
-        world[true_ids[true_ids < len(world)]] = True
+        world = np.zeros(max(self.registry.n_atoms, 1), dtype=bool)
+        world[true_ids[true_ids < self.registry.n_atoms]] = True
         codes = r.codes
         valid = codes != PAD
         atom = np.where(valid, codes >> 1, 0)

@@ -372,7 +372,7 @@ class EvidenceStore:
         n_values, n = self.con.execute(
             "SELECT count(DISTINCT CASE WHEN inum IS NOT NULL THEN 'i' || inum::VARCHAR "
             "ELSE 's' || sval END), count(*) FROM consts"
-        ).fetchone()
+        ).fetchall()[0]
         self.has_value_twins = n_values != n
 
     def _build_predicate(self, k: int, name: str, decl, args, truth) -> None:
