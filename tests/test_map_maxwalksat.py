@@ -89,21 +89,46 @@ def test_incremental_state_matches_a_recount(seed):
         assert hv >= 0 and cost >= -1e-9
 
 
-def test_best_world_is_the_best_state_seen():
+def test_best_world_is_the_best_state_seen_per_component():
+    """Components are independent: the best world combines each component's
+    best state over the walk."""
     rng = np.random.default_rng(7)
-    net = random_network(rng, 16, 60, max_len=3, p_hard=0.1, n_blocks=2)
+    net = random_components(rng, [8, 6, 7], clauses_per_atom=3, max_len=3, p_hard=0.1, n_blocks=1)
     sat = sat_arrays(net)
     search = Search(sat, 3)
     search.reset(_start_world(sat, rng, None), target_cost=-1.0)
-    best_seen = (search.hard_violated, search.cost)
-    for _ in range(300):
+    comp = search.atom_comp
+    clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]]
+
+    def per_component(world):
+        holds = net.satisfied(world)
+        out = []
+        for k in range(comp.max() + 1):
+            cl = sat.orig_clause[clause_comp == k]
+            h = int((net.is_hard[cl] & ~holds[cl]).sum())
+            w = net.weight[cl]
+            c = float(np.abs(w[~net.is_hard[cl] & (((w > 0) & ~holds[cl]) | ((w < 0) & holds[cl]))]).sum())
+            out.append((h, c))
+        return out
+
+    best = per_component(search.world)
+    for _ in range(400):
         search.steps(1, noise=0.7)
-        best_seen = min(best_seen, (search.hard_violated, search.cost))
-    assert search.best_key[0] == best_seen[0]
-    assert search.best_key[1] == pytest.approx(best_seen[1])
-    w = search.best_world
-    assert (net.is_hard & ~net.satisfied(w)).sum() == best_seen[0]
-    assert net.cost(w) == pytest.approx(best_seen[1] + sat.const_cost)
+        best = [min(b, now) for b, now in zip(best, per_component(search.world))]
+    got = per_component(search.best_world)
+    for (h1, c1), (h2, c2) in zip(got, best):
+        assert h1 == h2 and c1 == pytest.approx(c2)
+    assert search.best_key[0] == sum(h for h, _ in best)
+    assert search.best_key[1] == pytest.approx(sum(c for _, c in best))
+
+
+def test_many_components_reach_their_optimum():
+    rng = np.random.default_rng(17)
+    net = random_components(rng, [5] * 300, clauses_per_atom=2.0, max_len=3, n_blocks=1, p_hard=0.1)
+    best = exact_map(net)
+    res = maxwalksat(net, max_flips=300_000, seed=0)
+    assert res.hard_violated == 0
+    assert res.score == pytest.approx(best.score, abs=1e-6)
 
 
 def test_negative_weights_are_fixed_by_making_every_literal_false():
@@ -126,8 +151,30 @@ def test_same_seed_same_answer_and_init_is_used():
     start = np.zeros(net.n_atoms, dtype=bool)
     start[net.block_atoms[net.block_start[:-1]]] = True       # first atom of each block
     res = maxwalksat(net, max_flips=0, init=start)
-    used = (np.diff(net.atom_clause_start) > 0) | (net.atom_block >= 0)
-    assert np.array_equal(res.world[used], start[used])
+    # no flips: the start world, polished by greedy descent (never worse)
+    assert res.stats["flips"] == 0
+    assert (res.hard_violated, res.cost) <= (net.hard_violated(start), net.cost(start) + 1e-9)
+    assert _blocks_hold(net, res.world)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_result_is_a_local_optimum(seed):
+    """After the final descent no single flip (or block move) improves."""
+    rng = np.random.default_rng(4000 + seed)
+    net = random_network(rng, 40, 120, max_len=3, n_blocks=5, p_hard=0.05)
+    res = maxwalksat(net, max_flips=300, seed=seed)
+    key = (res.hard_violated, res.cost)
+    for a in np.flatnonzero(net.atom_block < 0):
+        w = res.world.copy()
+        w[a] = not w[a]
+        assert (net.hard_violated(w), net.cost(w)) >= (key[0], key[1] - 1e-9)
+    for b in range(net.n_blocks):
+        members = net.block_atoms[net.block_start[b]:net.block_start[b + 1]]
+        for u in members:
+            w = res.world.copy()
+            w[members] = False
+            w[u] = True
+            assert (net.hard_violated(w), net.cost(w)) >= (key[0], key[1] - 1e-9)
 
 
 def test_init_violating_blocks_is_repaired():

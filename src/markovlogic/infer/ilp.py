@@ -404,7 +404,7 @@ def ilp_map(
         stats["rows"] += model.n_rows
         # HiGHS checks its clock between phases and may overrun a little: keep
         # some of the group's time for the fallback when it finds no world
-        sol = solve_model(model, None if budget is None else 0.7 * budget, mip_gap, threads)
+        sol = solve_model(model, None if budget is None else budget - min(0.3 * budget, 2.0), mip_gap, threads)
         stats["nodes"] += sol.nodes
         if sol.status == 2:
             raise infeasibility_error(net, sat, g)

@@ -44,11 +44,11 @@ import numpy as np
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
-from .kernels_state import SatArrays, sat_arrays
+from .kernels_state import SatArrays, atom_components, local_clause_order, sat_arrays
 from .results import MapResult
 
 # int state slots
-_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_AT_BEST, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
+_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_UNUSED, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
 # float state slots
 _F_COST, _F_BEST_COST, _F_TARGET = range(3)
 
@@ -101,7 +101,7 @@ _ONE = np.int64(1) << np.int64(32)       # one true literal, in the packed claus
 _HARD = np.int64(1) << np.int64(62)      # hard-clause flag bit
 _XOR_MASK = np.int64(0xFFFFFFFF)
 _COUNT_MASK = np.int64(0x3FFFFFFF)
-_INLINE = 3                              # clauses this short keep their atoms in the record
+_INLINE = 2                              # clauses this short keep their atoms in the record
 
 
 def clause_records(sat: SatArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -110,9 +110,10 @@ def clause_records(sat: SatArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Record ``c`` is ``rec[4c:4c+4]`` (int64): the packed state (filled by
     :func:`_init_state`), the weight as float64 (``wv[4c+1]``; 1.0 for a hard
     clause, whose flag lives in the state), then as int32 (``r32[8c+4:8c+8]``)
-    the length and either the atoms of a clause of at most 3 literals or the
-    start of its literals in ``lit_atom``. One record touches one half cache
-    line: a flip reads and writes only that for each of its clauses.
+    the length, either the atoms of a clause of at most 2 literals or the
+    start of its literals in ``lit_atom``, and the clause's position in the
+    bad-clause list (slot 7, filled by the search). One record is half a
+    cache line: a flip reads and writes only that for each of its clauses.
     """
     n = sat.n_clauses
     rec = np.zeros(4 * n, dtype=np.int64)
@@ -273,11 +274,19 @@ def _run(n_steps, noise, rs,
          world, best_world, clause_start, lit_atom, lit_positive,
          atom_lit_start, occ_clause, occ_positive, rec, wv, r32, val, P,
          block_start, block_atoms, atom_block, block_true,
-         bad, bad_pos, stamp, adj, ist, fst):
-    """Run up to ``n_steps`` steps; stop early when the target is reached."""
+         bad, bad_pos, stamp, adj, ist, fst,
+         atom_comp, comp_start, comp_atoms, comp_h, comp_c, comp_bh, comp_bc, comp_at_best):
+    """Run up to ``n_steps`` steps; stop early when the target is reached.
+
+    The best state is kept per connected component (components are
+    independent, so the best world is the union of each one's best state):
+    ``comp_h``/``comp_c`` are a component's current violated hard clauses and
+    cost, ``comp_bh``/``comp_bc`` its best, ``ist[_I_BEST_HVIOL]`` and
+    ``fst[_F_BEST_COST]`` their sums.
+    """
     for _ in range(n_steps):
         nbad = ist[_I_NBAD]
-        if nbad == 0 or (ist[_I_HVIOL] == 0 and fst[_F_COST] <= fst[_F_TARGET]):
+        if nbad == 0 or (ist[_I_BEST_HVIOL] == 0 and fst[_F_BEST_COST] <= fst[_F_TARGET]):
             ist[_I_DONE] = 1
             break
         ist[_I_FLIPS] += 1
@@ -366,6 +375,8 @@ def _run(n_steps, noise, rs,
             if a < 0:
                 continue
 
+        old_h = ist[_I_HVIOL]
+        old_c = fst[_F_COST]
         _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
               rec, wv, r32, val, P, bad, bad_pos, ist, fst)
         if partner >= 0:
@@ -373,23 +384,98 @@ def _run(n_steps, noise, rs,
                   rec, wv, r32, val, P, bad, bad_pos, ist, fst)
             b = atom_block[a]
             block_true[b] = a if world[a] else partner
-        new_h = ist[_I_HVIOL]
-        new_c = fst[_F_COST]
-        better = new_h < ist[_I_BEST_HVIOL] or (new_h == ist[_I_BEST_HVIOL] and new_c < fst[_F_BEST_COST])
-        if ist[_I_AT_BEST] == 1 and not better:
-            # leaving the best state: save it (the current world minus this move)
-            best_world[:] = world
+        k = atom_comp[a]                      # the move stays inside one component
+        h = comp_h[k] + ist[_I_HVIOL] - old_h
+        cst = comp_c[k] + fst[_F_COST] - old_c
+        comp_h[k] = h
+        comp_c[k] = cst
+        better = h < comp_bh[k] or (h == comp_bh[k] and cst < comp_bc[k])
+        if comp_at_best[k] and not better:
+            # leaving the component's best state: save it (the world minus this move)
+            for j in range(comp_start[k], comp_start[k + 1]):
+                x = comp_atoms[j]
+                best_world[x] = world[x]
             best_world[a] = not world[a]
             if partner >= 0:
                 best_world[partner] = not world[partner]
-            ist[_I_AT_BEST] = 0
+            comp_at_best[k] = False
         if better:
-            ist[_I_BEST_HVIOL] = new_h
-            fst[_F_BEST_COST] = new_c
+            ist[_I_BEST_HVIOL] += h - comp_bh[k]
+            fst[_F_BEST_COST] += cst - comp_bc[k]
+            comp_bh[k] = h
+            comp_bc[k] = cst
             ist[_I_BEST_FLIP] = ist[_I_FLIPS]
-            ist[_I_AT_BEST] = 1
-    if ist[_I_AT_BEST] == 1:
-        best_world[:] = world
+            comp_at_best[k] = True
+    _save_best(world, best_world, comp_start, comp_atoms, comp_at_best)
+
+
+@nb.njit(cache=True)
+def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best):
+    """Copy into ``best_world`` the components that are at their best state."""
+    for k in range(len(comp_start) - 1):
+        if comp_at_best[k]:
+            for j in range(comp_start[k], comp_start[k + 1]):
+                x = comp_atoms[j]
+                best_world[x] = world[x]
+
+
+@nb.njit(cache=True)
+def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, rec, wv, r32, val, P,
+             block_start, block_atoms, atom_block, block_true, bad, bad_pos, stamp, adj, ist, fst,
+             max_sweeps):
+    """Greedy descent: sweep the atoms (and blocks) and make every move that
+    improves (fewer violated hard clauses, or as many and a lower cost), until
+    a sweep finds none. MaxWalkSAT's best state is often not a local optimum
+    (it only considers atoms of the clause it picked), so this polishes it.
+    Returns the number of moves made."""
+    n = len(atom_block)
+    moves = 0
+    eps = 1e-9
+    for _ in range(max_sweeps):
+        changed = 0
+        for x in range(n):
+            if atom_block[x] >= 0:
+                continue
+            vh = val[P + x]
+            if vh > 0 or (vh == 0 and val[x] > eps):
+                _flip(x, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
+                      rec, wv, r32, val, P, bad, bad_pos, ist, fst)
+                changed += 1
+        for b in range(len(block_start) - 1):
+            bs = block_start[b]
+            be = block_start[b + 1]
+            if be - bs < 2:
+                continue
+            t = block_true[b]
+            sid = ist[_I_SID] + 1
+            ist[_I_SID] = sid
+            _stamp(t, world, atom_lit_start, occ_clause, occ_positive, stamp, adj, sid)
+            best_u = -1
+            best_h = 0.0
+            best_s = eps
+            for j in range(bs, be):
+                u = block_atoms[j]
+                if u == t:
+                    continue
+                h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive,
+                                       rec, wv, stamp, adj, sid)
+                vh = val[P + t] + h2
+                vs = val[t] + s2
+                if vh > best_h or (vh == best_h and vs > best_s):
+                    best_h = vh
+                    best_s = vs
+                    best_u = u
+            if best_u >= 0:
+                _flip(t, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
+                      rec, wv, r32, val, P, bad, bad_pos, ist, fst)
+                _flip(best_u, world, lit_atom, atom_lit_start, occ_clause, occ_positive,
+                      rec, wv, r32, val, P, bad, bad_pos, ist, fst)
+                block_true[b] = best_u
+                changed += 1
+        moves += changed
+        if changed == 0:
+            break
+    return moves
 
 
 # ---------------------------------------------------------------- driver
@@ -439,7 +525,9 @@ class Search:
         self.P = 1 << max(0, int(sat.n_atoms - 1).bit_length())
         self.val = np.zeros(2 * self.P, np.float64)
         self.bad = np.zeros(n_clauses, np.int32)
-        self.bad_pos = np.zeros(n_clauses, np.int32)
+        # position in the bad list, kept in the clause's own record (slot 7):
+        # removing a clause from the list then costs no extra cache miss
+        self.bad_pos = self.r32[7::8]
         self.stamp = np.full(n_clauses, -1, np.int64)
         self.adj = np.zeros(n_clauses, np.int8)
         self.ist = np.zeros(8, np.int64)
@@ -447,6 +535,17 @@ class Search:
         self.block_true = np.zeros(sat.n_blocks, np.int32)
         self.world = np.zeros(sat.n_atoms, dtype=bool)
         self.best_world = self.world.copy()
+        comp, n_comp = atom_components(sat)
+        self.atom_comp = comp
+        self.comp_atoms = np.argsort(comp, kind="stable").astype(np.int32)
+        self.comp_start = np.zeros(n_comp + 1, dtype=np.int64)
+        np.cumsum(np.bincount(comp, minlength=n_comp), out=self.comp_start[1:])
+        self.comp_h = np.zeros(n_comp, np.int64)
+        self.comp_c = np.zeros(n_comp, np.float64)
+        self.comp_bh = np.zeros(n_comp, np.int64)
+        self.comp_bc = np.zeros(n_comp, np.float64)
+        self.comp_at_best = np.ones(n_comp, dtype=bool)
+        self._clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]] if sat.n_clauses else np.zeros(0, np.int32)
 
     def reset(self, world: np.ndarray, target_cost: float) -> None:
         """Start a try from ``world`` (one true atom per block)."""
@@ -457,14 +556,43 @@ class Search:
             self.block_true[sat.atom_block[true_members]] = true_members
         _init_state(self.world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.is_hard,
                     self.rec, self.wv, self.val, self.P, self.bad, self.bad_pos, ist, fst)
+        self._component_costs()
         ist[_I_FLIPS] = 0
         ist[_I_BEST_HVIOL] = ist[_I_HVIOL]
         fst[_F_BEST_COST] = fst[_F_COST]
-        ist[_I_AT_BEST] = 1
         ist[_I_BEST_FLIP] = 0
         ist[_I_DONE] = 0
         fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
         self.best_world = self.world.copy()
+
+    def _component_costs(self) -> None:
+        """Each component's violated hard clauses and cost, from the clause
+        states; the current state becomes every component's best."""
+        sat = self.sat
+        count = (self.rec[0::4] >> np.int64(32)) & _COUNT_MASK
+        w = sat.weight
+        hard_bad = sat.is_hard & (count == 0)
+        soft_cost = np.where(sat.is_hard, 0.0, np.where(w > 0, w * (count == 0), -w * (count > 0)))
+        n_comp = len(self.comp_h)
+        self.comp_h[:] = np.bincount(self._clause_comp, weights=hard_bad, minlength=n_comp).astype(np.int64)
+        self.comp_c[:] = np.bincount(self._clause_comp, weights=soft_cost, minlength=n_comp)
+        self.comp_bh[:] = self.comp_h
+        self.comp_bc[:] = self.comp_c
+        self.comp_at_best[:] = True
+        self.ist[_I_BEST_HVIOL] = int(self.comp_h.sum())
+        self.fst[_F_BEST_COST] = float(self.comp_c.sum())
+        self.best_world = self.world.copy()
+
+    def descend(self, max_sweeps: int = 100) -> int:
+        """Greedy descent from the current state (see :func:`_descend`); the
+        result becomes the best state. Returns the number of moves."""
+        sat = self.sat
+        moves = _descend(self.world, sat.lit_atom, sat.atom_lit_start, sat.occ_clause, sat.occ_positive,
+                         self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
+                         sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
+                         self.ist, self.fst, int(max_sweeps))
+        self._component_costs()
+        return int(moves)
 
     def steps(self, n: int, noise: float) -> None:
         """Run up to ``n`` steps (fewer if the target is reached)."""
@@ -473,7 +601,8 @@ class Search:
              sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive,
              self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
              sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
-             self.ist, self.fst)
+             self.ist, self.fst, self.atom_comp, self.comp_start, self.comp_atoms,
+             self.comp_h, self.comp_c, self.comp_bh, self.comp_bc, self.comp_at_best)
 
     @property
     def flips(self) -> int:
@@ -523,9 +652,10 @@ def run_maxwalksat(
 
     ``target_cost`` is in the units of the arrays' own cost (no constants).
     """
+    sat = local_clause_order(sat)
     search = Search(sat, seed)
     best = None
-    best_key = (math.inf, math.inf)
+    polish_moves = 0
     total_flips = 0
     tries_done = 0
     best_try = 0
@@ -556,10 +686,26 @@ def run_maxwalksat(
                 chunk = int(max(1_000, min(rate * 0.05, rate * (deadline - now) + 1)))
         tries_done += 1
         total_flips += search.flips
-        key = search.best_key
-        if best is None or key < best_key:
-            best, best_key, best_try, best_flip = search.best_world.copy(), key, t, search.best_flip
-        if search.done:
+        best_flip_try = search.best_flip
+        nothing_bad = search.done and search.ist[_I_NBAD] == 0
+        # polish the try's best world by greedy descent (never makes it worse)
+        search.reset(search.best_world, target_cost)
+        polish_moves += search.descend()
+        if best is None:
+            best = search.best_world.copy()
+            best_h, best_c = search.comp_bh.copy(), search.comp_bc.copy()
+            best_flip = best_flip_try
+        else:
+            # components are independent: keep each one's best over the tries
+            won = (search.comp_bh < best_h) | ((search.comp_bh == best_h) & (search.comp_bc < best_c))
+            if won.any():
+                take = won[search.atom_comp]
+                best[take] = search.best_world[take]
+                best_h[won] = search.comp_bh[won]
+                best_c[won] = search.comp_bc[won]
+                best_try, best_flip = t, best_flip_try
+        tol = 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        if nothing_bad or (best_h.sum() == 0 and best_c.sum() <= target_cost + tol):
             reached_target = True
             break
         if timed_out or (deadline is not None and time.perf_counter() >= deadline):
@@ -572,6 +718,7 @@ def run_maxwalksat(
         "tries": tries_done,
         "best_try": best_try,
         "best_flip": best_flip,
+        "polish_moves": polish_moves,
         "reached_target": reached_target,
         "timed_out": timed_out,
         "search_seconds": seconds,
