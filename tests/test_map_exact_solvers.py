@@ -114,6 +114,24 @@ def test_infeasible_block_is_named(name):
     assert "a(A3) v a(A4)" not in msg
 
 
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_small_conflict_found_in_a_large_component(name):
+    """Unit propagation finds the conflict among many satisfiable hard clauses."""
+    rng = np.random.default_rng(12)
+    clauses = [(None, [(0, True)]), (None, [(0, False), (1, True)]), (None, [(1, False), (2, True)]),
+               (None, [(2, False)])]
+    for i in range(3, 200):        # a long satisfiable chain hanging off the conflict
+        clauses.append((None, [(i - 1, bool(rng.random() < 0.5)), (i, True)]))
+        clauses.append((float(rng.uniform(0.1, 2)), [(i, False)]))
+    net = GroundNetwork.from_clauses(200, clauses)
+    assert net.n_components == 1
+    with pytest.raises(InferenceError) as info:
+        SOLVERS[name](net)
+    msg = str(info.value)
+    assert "these 4 hard constraint(s) conflict" in msg
+    assert "!a(A1) v a(A2)" in msg
+
+
 def test_empty_hard_clause_is_infeasible():
     net = GroundNetwork.from_clauses(2, [(1.0, [(0, True)]), (None, [])])
     for name in SOLVERS:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import warnings
 
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import LinearConstraint, milp
@@ -264,6 +265,156 @@ def _describe_block(net: GroundNetwork, sat: SatArrays, b: int) -> str:
     return "exactly one of {" + ", ".join(net.atom_name(int(a)) for a in members) + "}"
 
 
+@nb.njit(cache=True)
+def _assign(x, v, r, value, reason, queue, qt):
+    """Set atom ``x`` to ``v`` because of ``r``; returns (new queue tail, conflict)."""
+    if value[x] == -1:
+        value[x] = v
+        reason[x] = r
+        queue[qt] = x
+        return qt + 1, False
+    return qt, value[x] != v
+
+
+@nb.njit(cache=True)
+def _unit_propagate(clause_start, lit_atom, lit_positive, is_hard, atom_lit_start, occ_clause,
+                    occ_positive, block_start, block_atoms, atom_block):
+    """Unit propagation over the hard clauses and exactly-one blocks.
+
+    Returns ``(kind, ident, extra, value, reason)``: ``kind`` 0 means no
+    conflict, 1 a hard clause ``ident`` with every literal false, 2 an atom
+    ``ident`` forced both ways (second reason ``extra``), 3 a block ``ident``
+    with no or two true atoms. ``reason[a]`` is the clause (>= 0) or block
+    (``-2 - b``) that forced atom ``a``.
+    """
+    n = len(atom_block)
+    n_clauses = len(clause_start) - 1
+    value = np.full(n, -1, np.int8)
+    reason = np.full(n, -1, np.int64)
+    queue = np.zeros(n, np.int64)
+    qh = 0
+    qt = 0
+    nfalse = np.zeros(n_clauses, np.int64)
+    done = np.zeros(n_clauses, np.bool_)
+    for c in range(n_clauses):
+        if is_hard[c] and clause_start[c + 1] - clause_start[c] == 1:
+            i = clause_start[c]
+            x = lit_atom[i]
+            qt, bad = _assign(x, np.int8(lit_positive[i]), c, value, reason, queue, qt)
+            if bad:
+                return 2, x, c, value, reason
+    for b in range(len(block_start) - 1):
+        if block_start[b + 1] - block_start[b] == 1:
+            x = block_atoms[block_start[b]]
+            qt, bad = _assign(x, np.int8(1), -2 - b, value, reason, queue, qt)
+            if bad:
+                return 2, x, -2 - b, value, reason
+    while qh < qt:
+        a = queue[qh]
+        qh += 1
+        v = value[a]
+        for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
+            c = occ_clause[k]
+            if not is_hard[c] or done[c]:
+                continue
+            if np.int8(occ_positive[k]) == v:
+                done[c] = True
+                continue
+            nfalse[c] += 1
+            s = clause_start[c]
+            e = clause_start[c + 1]
+            if nfalse[c] < e - s - 1:
+                continue
+            free = -1
+            for i in range(s, e):
+                x = lit_atom[i]
+                if value[x] == -1:
+                    free = i
+                elif value[x] == np.int8(lit_positive[i]):
+                    done[c] = True
+                    break
+            if done[c]:
+                continue
+            if free < 0:
+                return 1, c, -1, value, reason
+            if nfalse[c] == e - s - 1:
+                qt, bad = _assign(lit_atom[free], np.int8(lit_positive[free]), c, value, reason, queue, qt)
+                if bad:
+                    return 2, lit_atom[free], c, value, reason
+        b = atom_block[a]
+        if b >= 0:
+            bs = block_start[b]
+            be = block_start[b + 1]
+            if v == 1:
+                for j in range(bs, be):
+                    u = block_atoms[j]
+                    if u != a:
+                        qt, bad = _assign(u, np.int8(0), -2 - b, value, reason, queue, qt)
+                        if bad:
+                            return 3, b, -1, value, reason
+            else:
+                n_free = 0
+                last = -1
+                any_true = False
+                for j in range(bs, be):
+                    u = block_atoms[j]
+                    if value[u] == -1:
+                        n_free += 1
+                        last = u
+                    elif value[u] == 1:
+                        any_true = True
+                if not any_true:
+                    if n_free == 0:
+                        return 3, b, -1, value, reason
+                    if n_free == 1:
+                        qt, bad = _assign(last, np.int8(1), -2 - b, value, reason, queue, qt)
+                        if bad:
+                            return 3, b, -1, value, reason
+    return 0, -1, -1, value, reason
+
+
+def _propagation_core(sat: SatArrays) -> tuple[np.ndarray, np.ndarray] | None:
+    """Hard clauses and blocks that unit propagation shows to conflict (the
+    conflict and every reason behind it), or None if propagation finds none."""
+    kind, ident, extra, value, reason = _unit_propagate(
+        sat.clause_start, sat.lit_atom, sat.lit_positive, sat.is_hard, sat.atom_lit_start,
+        sat.occ_clause, sat.occ_positive, sat.block_start, sat.block_atoms, sat.atom_block,
+    )
+    if kind == 0:
+        return None
+    clauses: set[int] = set()
+    blocks: set[int] = set()
+    stack: list[int] = []
+
+    def add_reason(r: int) -> None:
+        if r >= 0:
+            if r not in clauses:
+                clauses.add(r)
+                stack.extend(sat.lit_atom[sat.clause_start[r]:sat.clause_start[r + 1]].tolist())
+        elif r <= -2:
+            b = -2 - r
+            if b not in blocks:
+                blocks.add(b)
+                members = sat.block_atoms[sat.block_start[b]:sat.block_start[b + 1]]
+                stack.extend(members[value[members] >= 0].tolist())
+
+    if kind == 1:
+        add_reason(int(ident))
+    elif kind == 2:
+        add_reason(int(extra))
+        stack.append(int(ident))
+    else:
+        add_reason(-2 - int(ident))
+    seen: set[int] = set()
+    while stack:
+        a = stack.pop()
+        if a in seen or value[a] < 0:
+            continue
+        seen.add(a)
+        add_reason(int(reason[a]))
+    return np.array(sorted(clauses), np.int64), np.array(sorted(blocks), np.int64)
+
+
 def infeasibility_error(net: GroundNetwork, sat: SatArrays, group: Group | None = None) -> InferenceError:
     """An InferenceError naming conflicting hard clauses/blocks of ``sat``
     (global atom ids), searched within ``group`` (or the whole network)."""
@@ -272,6 +423,20 @@ def infeasibility_error(net: GroundNetwork, sat: SatArrays, group: Group | None 
             f"the hard clauses cannot all be satisfied: {sat.n_empty_hard} hard clause(s) "
             "have every literal made false by the evidence"
         )
+    deadline = time.perf_counter() + 30.0
+    core = _propagation_core(sat)
+    if core is not None:
+        core_c, core_b = core
+        atoms = np.unique(np.concatenate([
+            sat.lit_atom[np.concatenate([np.arange(sat.clause_start[c], sat.clause_start[c + 1]) for c in core_c])]
+            if len(core_c) else np.zeros(0, np.int64),
+            np.concatenate([sat.block_atoms[sat.block_start[b]:sat.block_start[b + 1]] for b in core_b])
+            if len(core_b) else np.zeros(0, np.int64),
+        ]).astype(np.int64))
+        minimal = False
+        if len(core_c) + len(core_b) <= _DIAGNOSE_MAX:
+            core_c, core_b, minimal = _deletion_filter(sat, atoms, core_c, core_b, deadline)
+        return _conflict_error(net, sat, core_c, core_b, minimal)
     hard_only = np.flatnonzero(sat.is_hard)
     comp = net.component.astype(np.int64)
     clause_comp = comp[sat.lit_atom[sat.clause_start[:-1][hard_only]]] if len(hard_only) else np.zeros(0, np.int64)
@@ -284,7 +449,6 @@ def infeasibility_error(net: GroundNetwork, sat: SatArrays, group: Group | None 
     count = np.bincount(np.concatenate([clause_comp, block_comp]), minlength=net.n_components)
     members = members[count[members] > 0]
     members = members[np.argsort(count[members], kind="stable")]
-    deadline = time.perf_counter() + 30.0
     for k in members:
         clauses = hard_only[clause_comp == k]
         blocks = np.flatnonzero(block_comp == k)
@@ -295,16 +459,20 @@ def infeasibility_error(net: GroundNetwork, sat: SatArrays, group: Group | None 
         core_c, core_b, minimal = clauses, blocks, False
         if len(clauses) + len(blocks) <= _DIAGNOSE_MAX:
             core_c, core_b, minimal = _deletion_filter(sat, atoms, clauses, blocks, deadline)
-        items = [_describe_clause(net, sat.orig_clause[c]) for c in core_c]
-        items += [_describe_block(net, sat, b) for b in core_b]
-        shown = items[:12]
-        more = f" (and {len(items) - len(shown)} more)" if len(items) > len(shown) else ""
-        verb = "conflict" if minimal else "include a conflict"
-        return InferenceError(
-            f"the hard clauses cannot all be satisfied: these {len(items)} hard constraint(s) {verb}: "
-            + "; ".join(shown) + more
-        )
+        return _conflict_error(net, sat, core_c, core_b, minimal)
     return InferenceError("the hard clauses and blocks cannot all be satisfied")
+
+
+def _conflict_error(net, sat, core_c, core_b, minimal: bool) -> InferenceError:
+    items = [_describe_clause(net, sat.orig_clause[c]) for c in core_c]
+    items += [_describe_block(net, sat, b) for b in core_b]
+    shown = items[:12]
+    more = f" (and {len(items) - len(shown)} more)" if len(items) > len(shown) else ""
+    verb = "conflict" if minimal else "include a conflict"
+    return InferenceError(
+        f"the hard clauses cannot all be satisfied: these {len(items)} hard constraint(s) {verb}: "
+        + "; ".join(shown) + more
+    )
 
 
 def _deletion_filter(sat, atoms, clauses, blocks, deadline):
