@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
-from .ilp import check_common_options, encode, fallback_world, infeasibility_error, time_share
+from .ilp import better_world, check_common_options, encode, fallback_world, infeasibility_error, time_share
 from .kernels_state import SatArrays, sat_arrays
 from .map import DEFAULT_GROUP_ATOMS, component_groups
 from .results import MapResult
@@ -124,15 +124,17 @@ def cpsat_map(
         if status == cp_model.MODEL_INVALID:
             raise InferenceError(f"CP-SAT rejected the model: {model.validate()}")
         trivial = float(g.sat.weight[~g.sat.is_hard & (g.sat.weight > 0)].sum())
+        local = None
+        group_bound = trivial
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             values = np.fromiter(solver.response_proto.solution, dtype=np.int64)[:n]
             local = values > 0
             group_bound = solver.best_objective_bound / scale + error + offset
-        else:
-            stats["fallback_groups"] += 1
+        if status != cp_model.OPTIMAL:
+            # stopped by the time limit: try MaxWalkSAT too, keep the better world
             left = 1.0 if deadline is None else max(0.05, deadline - time.perf_counter())
-            local = fallback_world(g.sat, left, seed=gi)
-            group_bound = trivial
+            local, used = better_world(g.sat, local, fallback_world(g.sat, left, seed=gi))
+            stats["fallback_groups"] += int(used)
         if status != cp_model.OPTIMAL:
             all_optimal = False
             stats["timed_out_groups"] += 1

@@ -20,8 +20,9 @@ group is one model; scores and bounds add up. HiGHS is reached through
 ``scipy.optimize.milp`` (sparse matrix in, dual bound out) rather than
 ``highspy``: ``highspy`` and OR-Tools each ship their own ``libhighs.so.1``
 and cannot both be loaded in one process, and CP-SAT is the other backend. The bound is HiGHS's proven
-dual bound in score units. When a group stops on the time limit without any
-feasible solution, MaxWalkSAT supplies its world (the bound stays HiGHS's).
+dual bound in score units. When a group stops on the time limit, MaxWalkSAT
+runs on it for the time kept in reserve and the better of its world and
+HiGHS's incumbent (if any) is returned; the bound stays HiGHS's.
 Infeasible hard constraints raise :class:`InferenceError` naming a small set
 of conflicting hard clauses (a deletion filter over the smallest infeasible
 component, when it is small enough).
@@ -42,7 +43,7 @@ from scipy.optimize import LinearConstraint, milp
 
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
-from .kernels_state import SatArrays, _csr_gather, sat_arrays, subset
+from .kernels_state import SatArrays, _csr_gather, init_counts, sat_arrays, subset
 from .map import DEFAULT_GROUP_ATOMS, Group, component_groups
 from .results import MapResult
 
@@ -523,6 +524,28 @@ def fallback_world(sat: SatArrays, seconds: float, seed: int = 0) -> np.ndarray:
     return world
 
 
+def local_key(sat: SatArrays, world: np.ndarray) -> tuple[int, float]:
+    """(violated hard clauses and blocks, cost) of a world of ``sat``."""
+    count = np.zeros(sat.n_clauses, np.int32)
+    init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, np.zeros_like(count))
+    holds = count > 0
+    w = sat.weight
+    hard = int((sat.is_hard & ~holds).sum())
+    if sat.n_blocks:
+        per_block = np.add.reduceat(world[sat.block_atoms].astype(np.int64), sat.block_start[:-1])
+        hard += int((per_block != 1).sum())
+    cost = float(np.abs(w[~sat.is_hard & (((w > 0) & ~holds) | ((w < 0) & holds))]).sum())
+    return hard, cost
+
+
+def better_world(sat: SatArrays, solver_world: np.ndarray | None, other: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The better of a solver's incumbent (None: no incumbent) and another
+    world, and whether the other one won."""
+    if solver_world is None or local_key(sat, other) < local_key(sat, solver_world):
+        return other, True
+    return solver_world, False
+
+
 def time_share(deadline: float | None, size: int, remaining_size: int) -> float | None:
     """The part of the time left that a group of ``size`` atoms gets."""
     if deadline is None:
@@ -581,16 +604,17 @@ def ilp_map(
         optimal = sol.status == 0
         trivial = trivial_bound(g.sat)
         group_bound = min(sol.bound + enc.offset, trivial)
-        if sol.x is not None:
-            local = sol.x[: g.sat.n_atoms] > 0.5
-            if optimal:
-                group_bound = max(group_bound, sol.objective + enc.offset)
+        local = None if sol.x is None else sol.x[: g.sat.n_atoms] > 0.5
+        if optimal:
+            group_bound = max(group_bound, sol.objective + enc.offset)
         else:
-            stats["fallback_groups"] += 1
+            # stopped by the time limit: HiGHS's incumbent (if any) can be poor;
+            # spend the reserved time on MaxWalkSAT and keep the better world
             left = 1.0 if deadline is None else max(0.05, deadline - time.perf_counter())
             if budget is not None and remaining > 0:
                 left = min(left, max(0.05, 0.25 * budget))
-            local = fallback_world(g.sat, left, seed=gi)
+            local, used = better_world(g.sat, local, fallback_world(g.sat, left, seed=gi))
+            stats["fallback_groups"] += int(used)
         if not optimal:
             all_optimal = False
             stats["timed_out_groups"] += 1

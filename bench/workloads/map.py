@@ -1,0 +1,88 @@
+"""MAP workloads: MaxWalkSAT and the ILP on a random cse-shaped network and on
+the tuffy workloads (grounded first; the grounding time is reported apart).
+
+The run's wall time is the whole workload; the figures say how it splits.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from bench.harness import REPO_ROOT, Skip, data_dir, workload
+
+
+def _mws(net, flips: int = 1_000_000) -> dict:
+    from markovlogic.infer.maxwalksat import maxwalksat
+
+    maxwalksat(net, max_flips=1_000, seed=0)            # compile / load the kernels
+    c0 = time.process_time()
+    res = maxwalksat(net, max_flips=flips, seed=0, target_cost=-1.0)
+    cpu = time.process_time() - c0
+    return {
+        "mws_seconds": round(res.seconds, 3),
+        "mws_flips_per_s": round(res.stats["flips_per_second"]),
+        "mws_flips_per_cpu_s": round(res.stats["flips"] / cpu) if cpu > 0 else None,
+        "mws_cost": round(res.cost, 3),
+        "mws_hard_violated": res.hard_violated,
+    }
+
+
+def _ilp(net, max_seconds: float) -> dict:
+    from markovlogic.errors import InferenceError
+    from markovlogic.infer.ilp import ilp_map
+
+    start = time.perf_counter()
+    try:
+        res = ilp_map(net, max_seconds=max_seconds)
+    except InferenceError as exc:
+        return {"ilp_seconds": round(time.perf_counter() - start, 3), "ilp": f"infeasible: {str(exc)[:120]}"}
+    return {
+        "ilp_seconds": round(time.perf_counter() - start, 3),
+        "ilp_cost": round(res.cost, 3),
+        "ilp_bound_cost": round(res.cost - (res.bound - res.score), 3),
+        "ilp_optimal": res.optimal,
+    }
+
+
+def _tuffy(name: str):
+    from markovlogic import MLN, Database
+    from markovlogic.api import ground_model
+
+    folder = data_dir() / "tuffy" / name
+    if not folder.is_dir():
+        raise Skip(f"data folder not found: {folder}")
+    start = time.perf_counter()
+    mln = MLN.from_file([folder / "prog.mln"])
+    db = Database.from_file([folder / "evidence.db"], mln=mln)
+    net = ground_model(mln, db, (folder / "query.db").read_text().split())
+    return net, {"ground_seconds": round(time.perf_counter() - start, 3),
+                 "atoms": net.n_atoms, "clauses": net.n_clauses, "components": net.n_components}
+
+
+@workload("map-random", "MaxWalkSAT 1M flips + ILP (30 s cap) on a random 5k-atom/150k-clause network")
+def map_random() -> dict:
+    sys.path.insert(0, str(REPO_ROOT / "tests"))
+    from networks import tuffy_like
+
+    net = tuffy_like()
+    return {**_mws(net), **_ilp(net, 30.0)}
+
+
+@workload("map-cse", "tuffy/cse: ground, MaxWalkSAT 1M flips, ILP (60 s cap)", peers="cse-map")
+def map_cse() -> dict:
+    net, figures = _tuffy("cse")
+    return {**figures, **_mws(net), **_ilp(net, 60.0)}
+
+
+@workload("map-class", "tuffy/class: ground, MaxWalkSAT 1M flips, ILP", peers="class-map")
+def map_class() -> dict:
+    net, figures = _tuffy("class")
+    return {**figures, **_mws(net), **_ilp(net, 60.0)}
+
+
+@workload("map-rc1000", "tuffy/rc1000: ground, MaxWalkSAT 1M flips, ILP (infeasible hard rules)",
+          peers="rc1000-map")
+def map_rc1000() -> dict:
+    net, figures = _tuffy("rc1000")
+    return {**figures, **_mws(net), **_ilp(net, 60.0)}
