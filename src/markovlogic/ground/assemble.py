@@ -114,7 +114,8 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
     rows merged into hard clauses are true in every feasible world (their
     weight goes to ``constant_score``); empty rows are false (soft: weight
     reported as ``soft_false_weight``; hard: ``hard_violated_by_evidence``).
-    Rows are grouped by length, so memory follows the real clause sizes.
+    Rows are grouped by length, so memory follows the real clause sizes;
+    per-row bookkeeping is kept per batch (template) where it can be.
 
     ``fold_units``: a soft unit clause ``!P`` whose complement ``P`` is also a
     soft unit clause joins it with negated coefficients
@@ -123,67 +124,74 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
     and so do feature counts (gradients are unchanged).
     """
     stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0,
-             "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0}
+             "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0, "units_folded": 0}
     rows = [r for r in rows if len(r)]
     if not rows:
         out = GroundClauses.empty()
         out.stats = stats
         return out
-    n = sum(len(r) for r in rows)
-    tmpl = np.empty(n, dtype=np.int32)
-    param = np.full(n, -1, dtype=np.int32)
-    coef = np.zeros(n, dtype=np.float64)
-    lengths = np.empty(n, dtype=np.int64)
-    taut = np.empty(n, dtype=bool)
+    sizes = [len(r) for r in rows]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    n = int(offsets[-1])
+    idx_t = np.int32 if n < 2**31 - 1 else np.int64
+    stats["rows"] = n
+    constant = 0.0
     by_length: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-    at = 0
-    for r in rows:
-        k = len(r)
+    soft_w: list[np.ndarray | None] = []          # per batch: weight of each row (soft batches)
+    for b, r in enumerate(rows):
         c, ln, tt = canonical(r.codes)
-        lengths[at:at + k] = ln
-        taut[at:at + k] = tt
-        tmpl[at:at + k] = r.template
+        at = int(offsets[b])
+        empty = (ln == 0) & ~tt
         if r.param is not None:
-            param[at:at + k] = r.param
-            coef[at:at + k] = r.coef
+            w = np.asarray(r.coef, dtype=np.float64) * params[r.param] if len(params) else np.zeros(len(r))
+            w = np.broadcast_to(w, (len(r),))
+            soft_w.append(w)
+            constant += float(w[tt].sum())
+            stats["soft_false_by_evidence"] += int(empty.sum())
+            stats["soft_false_weight"] += float(w[empty].sum())
+        else:
+            soft_w.append(None)
+            stats["hard_violated_by_evidence"] += int(empty.sum())
+        stats["tautologies"] += int(tt.sum())
         live_local = ~tt & (ln > 0)
+        if live_local.all() and len(np.unique(ln)) == 1:
+            L = int(ln[0])
+            by_length.setdefault(L, []).append((np.arange(at, at + len(r), dtype=idx_t), c[:, :L]))
+            continue
         for L in np.unique(ln[live_local]):
             sel = np.flatnonzero(live_local & (ln == L))
-            by_length.setdefault(int(L), []).append((sel + at, c[sel, :L]))
-        at += k
-    hard = param < 0
-    stats["rows"] = int(n)
-    weight_of_row = np.zeros(n)
-    if len(params):
-        soft = ~hard
-        weight_of_row[soft] = coef[soft] * params[param[soft]]
-    constant = float(weight_of_row[taut].sum())
-    stats["tautologies"] = int(taut.sum())
-    empty = (lengths == 0) & ~taut
-    stats["hard_violated_by_evidence"] = int((empty & hard).sum())
-    stats["soft_false_by_evidence"] = int((empty & ~hard).sum())
-    stats["soft_false_weight"] = float(weight_of_row[empty].sum())
+            by_length.setdefault(int(L), []).append(((sel + at).astype(idx_t), c[sel, :L]))
+        del c
 
-    # ---- group equal rows, per length
-    row_group = np.full(n, -1, dtype=np.int64)
+    # ---- group equal rows, per length (stable: a group's first row is its smallest)
+    row_group = np.full(n, -1, dtype=np.int64 if n >= 2**31 - 1 else np.int32)
     reps = []              # (L, first group id, codes of each group)
+    firsts = []
     n_groups = 0
     for L in sorted(by_length):
         parts = by_length.pop(L)
-        idx = np.concatenate([p[0] for p in parts])
+        idx = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
         block = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+        del parts
         order, gid = _group_rows(block)
-        row_group[idx[order]] = gid + n_groups
+        sorted_idx = idx[order]
+        row_group[sorted_idx] = gid + n_groups
         starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
+        firsts.append(sorted_idx[starts].astype(np.int64))
         reps.append((L, n_groups, block[order[starts]]))
         n_groups += len(starts)
-    live = np.flatnonzero(row_group >= 0)
+        del order, gid, sorted_idx, block, idx
+    first_row = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
     group_hard = np.zeros(n_groups, dtype=bool)
-    group_hard[row_group[live[hard[live]]]] = True
-    sign = np.ones(n, dtype=np.float64)
+    for b, r in enumerate(rows):
+        if r.param is None:
+            g = row_group[offsets[b]:offsets[b + 1]]
+            group_hard[g[g >= 0]] = True
 
     # ---- fold unit clauses: w1 [P] + w2 [!P] = (w1 - w2) [P] + w2 (Alchemy does this)
-    stats["units_folded"] = 0
+    present = np.ones(n_groups, dtype=bool)
+    moved = None
     if fold_units and reps and reps[0][0] == 1:
         _, g0, unit_codes = reps[0]
         ucodes = unit_codes[:, 0]
@@ -191,62 +199,85 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
         order_u = np.argsort(ucodes)
         sorted_codes = ucodes[order_u]
         neg = np.flatnonzero(((ucodes & 1) == 1) & soft)
-        pos = np.searchsorted(sorted_codes, ucodes[neg] - 1)
-        pos = np.minimum(pos, len(sorted_codes) - 1)
+        pos = np.minimum(np.searchsorted(sorted_codes, ucodes[neg] - 1), len(sorted_codes) - 1)
         partner = order_u[pos]
         ok = (sorted_codes[pos] == ucodes[neg] - 1) & soft[partner]
         if ok.any():
+            src, dst = g0 + neg[ok], g0 + partner[ok]
             moved = np.full(n_groups, -1, dtype=np.int64)
-            moved[g0 + neg[ok]] = g0 + partner[ok]
-            rows_moved = live[moved[row_group[live]] >= 0]
-            constant += float(weight_of_row[rows_moved].sum())
-            sign[rows_moved] = -1.0
-            row_group[rows_moved] = moved[row_group[rows_moved]]
+            moved[src] = dst
+            present[src] = False
+            first_row[dst] = np.minimum(first_row[dst], first_row[src])
             stats["units_folded"] = int(ok.sum())
-    # compact the groups that still have rows; clause ids by first occurrence
-    present = np.zeros(n_groups, dtype=bool)
-    present[row_group[live]] = True
-    first_row = np.full(n_groups, n, dtype=np.int64)
-    np.minimum.at(first_row, row_group[live], live)
     kept_groups = np.flatnonzero(present)
     order = np.argsort(first_row[kept_groups], kind="stable")
     n_clauses = len(kept_groups)
     clause_of_group = np.full(n_groups, -1, dtype=np.int64)
     clause_of_group[kept_groups[order]] = np.arange(n_clauses)
-    clause_of_row = clause_of_group[row_group[live]]
-    stats["merged"] = int(len(live) - n_clauses - stats["units_folded"])
+    if moved is not None:
+        m = moved >= 0
+        clause_of_group[m] = clause_of_group[moved[m]]
+    n_live = int((row_group >= 0).sum())
+    stats["merged"] = int(n_live - n_clauses - stats["units_folded"])
 
     # ---- literals (CSR in clause order)
     clens = np.zeros(n_clauses, dtype=np.int64)
     for L, g0, codes_L in reps:
-        cids = clause_of_group[g0:g0 + len(codes_L)]
-        clens[cids[cids >= 0]] = L
+        cids = clause_of_group[g0:g0 + len(codes_L)][present[g0:g0 + len(codes_L)]]
+        clens[cids] = L
     clause_start = np.zeros(n_clauses + 1, dtype=np.int64)
     np.cumsum(clens, out=clause_start[1:])
     flat = np.empty(int(clause_start[-1]), dtype=np.int32)
     for L, g0, codes_L in reps:
-        cids = clause_of_group[g0:g0 + len(codes_L)]
-        keep = cids >= 0
-        pos = clause_start[cids[keep]][:, None] + np.arange(L)[None, :]
+        keep = present[g0:g0 + len(codes_L)]
+        cids = clause_of_group[g0:g0 + len(codes_L)][keep]
+        pos = clause_start[cids][:, None] + np.arange(L)[None, :]
         flat[pos.reshape(-1)] = codes_L[keep].reshape(-1)
+    del reps
     lit_atom = (flat >> 1).astype(np.int32)
     lit_positive = (flat & 1) == 0
+    del flat
 
     # ---- hard flags, templates
     is_hard = np.zeros(n_clauses, dtype=bool)
-    is_hard[clause_of_row[hard[live]]] = True
-    template_id = tmpl[first_row[kept_groups[order]]].astype(np.int32)
+    is_hard[clause_of_group[group_hard & present]] = True
+    first_sorted = first_row[kept_groups[order]]
+    batch_of_clause = np.searchsorted(offsets, first_sorted, side="right") - 1
+    template_id = np.array([r.template for r in rows], dtype=np.int32)[batch_of_clause]
 
     # ---- parameter entries: (clause, param) pairs with summed coefficients
-    live_param = param[live]
-    soft_live = live_param >= 0
-    into_hard = soft_live & is_hard[clause_of_row]
-    constant += float(weight_of_row[live][into_hard].sum())
-    use = soft_live & ~into_hard
-    n_params = max(len(params), int(live_param.max(initial=-1)) + 1, 1)
-    key = clause_of_row[use] * n_params + live_param[use]
-    ukey, inv = np.unique(key, return_inverse=True)
-    summed = np.bincount(inv.reshape(-1), weights=(coef * sign)[live][use], minlength=len(ukey))
+    e_clause, e_param, e_coef = [], [], []
+    for b, r in enumerate(rows):
+        if r.param is None:
+            continue
+        g = row_group[offsets[b]:offsets[b + 1]]
+        live = g >= 0
+        cl = clause_of_group[g[live]]
+        coef = np.broadcast_to(np.asarray(r.coef, dtype=np.float64), (len(r),))[live]
+        if moved is not None:
+            coef = np.where(moved[g[live]] >= 0, -coef, coef)
+        into_hard = is_hard[cl]
+        if into_hard.any():
+            constant += float(soft_w[b][live][into_hard].sum())
+        use = ~into_hard
+        e_clause.append(cl[use])
+        e_param.append(r.param[live][use])
+        e_coef.append(coef[use])
+    if moved is not None:   # the folded !P rows are true exactly when P is false: constant w2
+        for b, r in enumerate(rows):
+            if r.param is None:
+                continue
+            g = row_group[offsets[b]:offsets[b + 1]]
+            live = g >= 0
+            folded = moved[g[live]] >= 0
+            constant += float(soft_w[b][live][folded].sum())
+    n_params = max([len(params), 1] + [int(p.max(initial=-1)) + 1 for p in e_param])
+    if e_clause:
+        key = np.concatenate(e_clause) * n_params + np.concatenate(e_param)
+        ukey, inv = np.unique(key, return_inverse=True)
+        summed = np.bincount(inv.reshape(-1), weights=np.concatenate(e_coef), minlength=len(ukey))
+    else:
+        ukey, summed = np.zeros(0, np.int64), np.zeros(0)
     entry_clause = ukey // n_params
     param_index = (ukey % n_params).astype(np.int32)
     param_start = np.searchsorted(entry_clause, np.arange(n_clauses + 1)).astype(np.int64)

@@ -42,7 +42,8 @@ from ..logic.clauses import ClauseTemplate, Comparison, Literal
 from ..model import MLN, Database
 from ..store.store import EvidenceStore
 from .assemble import PAD, GroundClauses, Rows, distribute, merge
-from .network import GroundNetwork, _components
+from .kernels import components, reverse_index
+from .network import GroundNetwork
 from .registry import AtomRegistry, ParamRegistry
 from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
 from .terms import Scope, is_internal
@@ -595,8 +596,8 @@ class Grounder:
         keep_clause = np.ones(gc.n_clauses, dtype=bool)
         keep_block = np.ones(len(block_start) - 1, dtype=bool)
         atom_ids = np.arange(n, dtype=np.int64)
+        labels, n_comp = components(n, clause_start, lit_atom, block_start, block_atoms)
         if closure:
-            labels, _ = _components(n, clause_start, lit_atom, block_start, block_atoms)
             good = np.zeros(labels.max(initial=-1) + 1, dtype=bool)
             good[labels[self.query_atoms]] = True
             keep_atom = good[labels] if n else np.zeros(0, bool)
@@ -632,6 +633,12 @@ class Grounder:
         new_batoms = remap[block_atoms[bkeep]].astype(np.int32)
         pred, args = self.registry.arrays()
         truth = self.truth(atom_ids)
+        kept_labels = labels[atom_ids]
+        if closure and len(atom_ids) < n:
+            uniq, kept_labels = np.unique(kept_labels, return_inverse=True)
+            n_comp = len(uniq)
+        comps = (kept_labels.astype(np.int32).reshape(-1), int(n_comp))
+        rev = reverse_index(len(atom_ids), new_start, new_lit_atom)
         n_hard = int(gc.is_hard[keep_clause].sum())
         stats.update(
             atoms=int(len(atom_ids)),
@@ -665,6 +672,8 @@ class Grounder:
             constant_score=stats["constant_score"],
             truth=truth,
             stats=stats,
+            components=comps,
+            reverse_index=rev,
         )
         net.stats["components"] = int(net.n_components)
         net.stats["bytes"] = int(net.nbytes())

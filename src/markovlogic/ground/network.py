@@ -191,8 +191,14 @@ class GroundNetwork:
         constant_score: float = 0.0,
         truth: np.ndarray | None = None,
         stats: dict | None = None,
+        components: tuple[np.ndarray, int] | None = None,
+        reverse_index: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> "GroundNetwork":
-        """Assemble a network, deriving weights, the reverse index and components."""
+        """Assemble a network, deriving weights, the reverse index and components.
+
+        ``components`` (labels, count) and ``reverse_index`` (atom_clause_start,
+        atom_clause) may be passed when the caller has them already (the
+        grounder computes them with compiled kernels for large networks)."""
         clause_start = np.asarray(clause_start, dtype=np.int64)
         n_clauses = len(clause_start) - 1
         lit_atom = np.asarray(lit_atom, dtype=np.int32)
@@ -217,13 +223,19 @@ class GroundNetwork:
             is_query = np.ones(n_atoms, dtype=bool)
 
         # reverse index: atom -> clauses, CSR, stable by clause id
-        clause_of_lit = np.repeat(np.arange(n_clauses, dtype=np.int32), np.diff(clause_start))
-        order = np.argsort(lit_atom, kind="stable")
-        atom_clause = clause_of_lit[order].astype(np.int32)
-        atom_clause_start = np.zeros(n_atoms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=atom_clause_start[1:])
+        if reverse_index is None:
+            clause_of_lit = np.repeat(np.arange(n_clauses, dtype=np.int32), np.diff(clause_start))
+            order = np.argsort(lit_atom, kind="stable")
+            atom_clause = clause_of_lit[order].astype(np.int32)
+            atom_clause_start = np.zeros(n_atoms + 1, dtype=np.int64)
+            np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=atom_clause_start[1:])
+        else:
+            atom_clause_start, atom_clause = reverse_index
 
-        component, n_components = _components(n_atoms, clause_start, lit_atom, block_start, block_atoms)
+        if components is None:
+            component, n_components = _components(n_atoms, clause_start, lit_atom, block_start, block_atoms)
+        else:
+            component, n_components = components
 
         net = cls(
             n_atoms=int(n_atoms),

@@ -24,15 +24,22 @@ from .network import WeightParam
 KEY_LIMIT = 2**62
 
 
-class _KeyTable:
-    """Sorted int64 keys -> ids, growing."""
+DENSE_LIMIT = 1 << 24
 
-    def __init__(self) -> None:
+
+class _KeyTable:
+    """int64 keys -> ids, growing: a dense array when the key space is small,
+    else sorted keys searched with ``np.searchsorted``."""
+
+    def __init__(self, space: int) -> None:
+        self.dense = np.full(space, -1, dtype=np.int32) if space <= DENSE_LIMIT else None
         self.keys = np.zeros(0, dtype=np.int64)
         self.ids = np.zeros(0, dtype=np.int32)
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """Ids of ``keys`` (-1 where absent)."""
+        if self.dense is not None:
+            return self.dense[keys]
         if len(self.keys) == 0:
             return np.full(len(keys), -1, dtype=np.int32)
         pos = np.searchsorted(self.keys, keys)
@@ -43,6 +50,9 @@ class _KeyTable:
     def add(self, new_keys: np.ndarray, first_id: int) -> np.ndarray:
         """Insert sorted unique ``new_keys`` (absent so far) with consecutive ids."""
         ids = np.arange(first_id, first_id + len(new_keys), dtype=np.int32)
+        if self.dense is not None:
+            self.dense[new_keys] = ids
+            return ids
         keys = np.concatenate([self.keys, new_keys])
         all_ids = np.concatenate([self.ids, ids])
         order = np.argsort(keys, kind="stable")
@@ -51,8 +61,11 @@ class _KeyTable:
         return ids
 
 
-def _encoder(domains: list[np.ndarray], what: str):
-    sizes = [max(len(d), 1) for d in domains]
+def _encoder(store: EvidenceStore, types: list[str], what: str):
+    """A function mapping argument rows (constant ids) to int64 keys (mixed
+    radix over the constants' positions in their types), and the key space."""
+    maps = [store.positions(t) for t in types]
+    sizes = [max(len(store.domain(t)), 1) for t in types]
     total = 1
     for s in sizes:
         total *= s
@@ -64,14 +77,17 @@ def _encoder(domains: list[np.ndarray], what: str):
 
     def encode(args: np.ndarray) -> np.ndarray:
         key = np.zeros(len(args), dtype=np.int64)
-        for j, dom in enumerate(domains):
-            pos = np.searchsorted(dom, args[:, j])
-            if len(args) and (pos.max(initial=0) >= len(dom) or not np.array_equal(dom[pos], args[:, j])):
+        for j, pmap in enumerate(maps):
+            pos = pmap[args[:, j]]
+            if len(args) and pos.min(initial=0) < 0:
                 raise MarkovLogicError(f"{what}: argument {j + 1} is a constant outside its type")
-            key += pos.astype(np.int64) * strides[j]
+            if strides[j] == 1:
+                key += pos
+            else:
+                key += pos.astype(np.int64) * strides[j]
         return key
 
-    return encode
+    return encode, total
 
 
 class AtomRegistry:
@@ -93,9 +109,9 @@ class AtomRegistry:
         enc = self._encoders.get(k)
         if enc is None:
             info = self._infos[k]
-            enc = _encoder([self.store.domain(t) for t in info.arg_types], f"predicate {info.name}")
+            enc = _encoder(self.store, list(info.arg_types), f"predicate {info.name}")
             self._encoders[k] = enc
-        return enc(args)
+        return enc[0](args)
 
     def ids(self, k: int, args: np.ndarray, add: bool = True) -> np.ndarray:
         """Atom ids of the rows of ``args`` (int32[R, arity]) of predicate ``k``;
@@ -104,7 +120,9 @@ class AtomRegistry:
         if args.ndim != 2:
             args = args.reshape(len(args), self._infos[k].arity)
         keys = self._encode(k, args)
-        table = self._tables.setdefault(k, _KeyTable())
+        table = self._tables.get(k)
+        if table is None:
+            table = self._tables[k] = _KeyTable(self._encoders[k][1])
         out = table.find(keys)
         if add:
             missing = out < 0
@@ -212,13 +230,15 @@ class ParamRegistry:
         n = 1 if binding is None else len(binding)
         if binding is None or binding.shape[1] == 0:
             binding = np.zeros((n, 0), dtype=np.int32)
-        table = self._tables.setdefault(g, _KeyTable())
         enc = self._encoders.get(g)
         if enc is None:
             types = t.variable_types
-            enc = _encoder([self.store.domain(types[v]) for v in t.plus_vars], "+ variables")
+            enc = _encoder(self.store, [types[v] for v in t.plus_vars], "+ variables")
             self._encoders[g] = enc
-        keys = enc(binding) if binding.shape[1] else np.zeros(n, dtype=np.int64)
+        table = self._tables.get(g)
+        if table is None:
+            table = self._tables[g] = _KeyTable(enc[1])
+        keys = enc[0](binding) if binding.shape[1] else np.zeros(n, dtype=np.int64)
         out = table.find(keys)
         missing = out < 0
         if missing.any():

@@ -150,10 +150,10 @@ class TemplateCompiler:
         outer_joins: list[str] = []
         outer_conds: list[str] = []
         result = TemplateQuery(sql="")
+        self._vcols: dict[str, str] = {}
         for v in self.export_vars:
-            col = f"v{len(result.var_cols)}"
-            base_cols.append(f"{base.homes[v]} AS {col}")
-            out_cols.append(f"g.{col} AS {col}")
+            col = self._var_column(v, base, base_cols)
+            self._emit(out_cols, [col])
             result.var_cols[v] = col
         for i, (lit, info) in enumerate(zip(t.literals, self.preds)):
             if i in bind_alias:
@@ -171,13 +171,32 @@ class TemplateCompiler:
         return result
 
     # ------------------------------------------------------------ literals
+    def _var_column(self, v: str, base: Scope, base_cols: list[str]) -> str:
+        """The base column of a clause variable (one per variable)."""
+        col = self._vcols.get(v)
+        if col is None:
+            col = f"v{len(self._vcols)}"
+            self._vcols[v] = col
+            base_cols.append(f"{base.homes[v]} AS {col}")
+        return col
+
     def _arg_columns(self, i: int, lit: Literal, info: PredicateInfo, base: Scope, base_cols: list[str]) -> list[str]:
         cols = []
         for j, arg in enumerate(lit.atom.args):
+            if isinstance(arg, Var):
+                cols.append(self._var_column(arg.name, base, base_cols))
+                continue
             col = f"x{i}_{j}"
             base_cols.append(f"{base.id_expr(arg, info.arg_types[j])} AS {col}")
             cols.append(col)
         return cols
+
+    @staticmethod
+    def _emit(out_cols: list[str], cols) -> None:
+        for c in cols:
+            item = f"g.{c} AS {c}"
+            if item not in out_cols:
+                out_cols.append(item)
 
     def _plan_bound(self, i, lit, info, alias, base, base_cols, out_cols):
         """A literal that is an inner join in ``base``."""
@@ -191,7 +210,7 @@ class TemplateCompiler:
             status = f"(CASE WHEN {alias}.u = 1 THEN -1 ELSE 1 END)"
         cols = self._arg_columns(i, lit, info, base, base_cols)
         base_cols.append(f"{status} AS s{i}")
-        out_cols.extend(f"g.{c} AS {c}" for c in cols)
+        self._emit(out_cols, cols)
         out_cols.append(f"g.s{i} AS s{i}")
         return OutLiteral(info.index, lit.positive, cols, f"s{i}")
 
@@ -223,7 +242,7 @@ class TemplateCompiler:
                 raise AssertionError("negative literals are bound in violated mode")
         if status_col is None and info.closed:
             return None
-        out_cols.extend(f"g.{c} AS {c}" for c in cols)
+        self._emit(out_cols, cols)
         return OutLiteral(info.index, lit.positive, cols, status_col)
 
 

@@ -452,6 +452,18 @@ class EvidenceStore:
                 self._domains[type_name] = d
         return d
 
+    def positions(self, type_name: str) -> np.ndarray:
+        """Dense map constant id -> position in the type's sorted domain (-1: not
+        a member), for vectorised key encoding."""
+        cache = self.__dict__.setdefault("_positions", {})
+        pm = cache.get(type_name)
+        if pm is None:
+            dom = self.domain(type_name)
+            pm = np.full(len(self.constants) + 1, -1, dtype=np.int32)
+            pm[dom] = np.arange(len(dom), dtype=np.int32)
+            cache[type_name] = pm
+        return pm
+
     def domain_table(self, type_name: str) -> str:
         k = self.type_index.get(type_name)
         if k is None:
