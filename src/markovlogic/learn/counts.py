@@ -8,6 +8,7 @@ vectorised computations of pseudo-likelihood.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -96,6 +97,48 @@ def _sparse_counts(worlds, anchor_start, anchor_clause, positive_only, counted, 
                     out[s, param_index[j]] -= param_coef[j]
 
 
+@njit(cache=True)
+def _anchor_index(n_atoms, n_params, clause_start, lit_atom, lit_positive, is_hard, param_start, param_index,
+                  param_coef):
+    """The arrays of ``FeatureCounter`` in two passes over the clauses."""
+    n_clauses = len(clause_start) - 1
+    counted = np.zeros(n_clauses, dtype=np.bool_)
+    anchor = np.full(n_clauses, -1, dtype=np.int64)
+    total = np.zeros(n_params)
+    start = np.zeros(n_atoms + 1, dtype=np.int64)
+    n_positive = 0
+    for c in range(n_clauses):
+        if is_hard[c] or param_start[c] == param_start[c + 1] or clause_start[c] == clause_start[c + 1]:
+            continue
+        counted[c] = True
+        for j in range(param_start[c], param_start[c + 1]):
+            total[param_index[j]] += param_coef[j]
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if not lit_positive[i]:
+                anchor[c] = lit_atom[i]
+                break
+        if anchor[c] >= 0:
+            start[anchor[c] + 1] += 1
+        else:
+            n_positive += 1
+    for a in range(n_atoms):
+        start[a + 1] += start[a]
+    fill = start[:-1].copy()
+    anchored = np.empty(start[n_atoms], dtype=np.int64)
+    positive = np.empty(n_positive, dtype=np.int64)
+    k = 0
+    for c in range(n_clauses):
+        if not counted[c]:
+            continue
+        if anchor[c] >= 0:
+            anchored[fill[anchor[c]]] = c
+            fill[anchor[c]] += 1
+        else:
+            positive[k] = c
+            k += 1
+    return counted, start, anchored, positive, total
+
+
 class FeatureCounter:
     """Feature counts of many worlds, fast when the worlds are sparse (few true
     atoms, as relational data is): n(world) = n(all satisfied) minus the
@@ -104,24 +147,17 @@ class FeatureCounter:
 
     def __init__(self, net: GroundNetwork) -> None:
         self.net = net
-        sizes = np.diff(net.clause_start)
-        self.counted = counted = ~net.is_hard & (np.diff(net.param_start) > 0) & (sizes > 0)
-        clause_of_lit = np.repeat(np.arange(net.n_clauses, dtype=np.int64), sizes)
-        negative = ~net.lit_positive & counted[clause_of_lit]
-        # the first negative literal of each counted clause
-        first_neg = np.full(net.n_clauses, -1, dtype=np.int64)
-        neg_lits = np.flatnonzero(negative)
-        first_neg[clause_of_lit[neg_lits[::-1]]] = neg_lits[::-1]
-        anchored = np.flatnonzero(first_neg >= 0)
-        anchor_atom = net.lit_atom[first_neg[anchored]]
-        order = np.argsort(anchor_atom, kind="stable")
-        self.anchor_clause = anchored[order].astype(np.int64)
-        self.anchor_start = np.zeros(net.n_atoms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(anchor_atom, minlength=net.n_atoms), out=self.anchor_start[1:])
-        self.positive_only = np.flatnonzero(counted & (first_neg < 0)).astype(np.int64)
-        entry_clause = np.repeat(np.arange(net.n_clauses, dtype=np.int64), np.diff(net.param_start))
-        use = counted[entry_clause]
-        self.total = np.bincount(net.param_index[use], weights=net.param_coef[use], minlength=net.n_params)
+        (self.counted, self.anchor_start, self.anchor_clause, self.positive_only,
+         self.total) = _anchor_index(net.n_atoms, net.n_params, net.clause_start, net.lit_atom, net.lit_positive,
+                                     net.is_hard, net.param_start, net.param_index, net.param_coef)
+
+    @classmethod
+    def of(cls, net: GroundNetwork) -> "FeatureCounter":
+        """The counter of ``net``, built once per network object."""
+        counter = _COUNTERS.get(net)
+        if counter is None:
+            counter = _COUNTERS[net] = cls(net)
+        return counter
 
     def __call__(self, worlds: np.ndarray) -> np.ndarray:
         worlds = np.asarray(worlds, dtype=np.bool_)
@@ -135,10 +171,36 @@ class FeatureCounter:
         return out[0] if single else out
 
 
+_COUNTERS: "weakref.WeakKeyDictionary[GroundNetwork, FeatureCounter]" = weakref.WeakKeyDictionary()
+
+
 def world_counts(net: GroundNetwork, worlds: np.ndarray) -> np.ndarray:
     """Feature counts of each world: ``float64[n_worlds, n_params]`` for a
     ``bool[n_worlds, n_atoms]`` array (or ``float64[n_params]`` for one world)."""
-    return FeatureCounter(net)(worlds)
+    return FeatureCounter.of(net)(worlds)
+
+
+@njit(cache=True)
+def _violated_hard(world, clause_start, lit_atom, lit_positive, is_hard):
+    out = []
+    for c in range(len(clause_start) - 1):
+        if is_hard[c]:
+            violated = True
+            for i in range(clause_start[c], clause_start[c + 1]):
+                if world[lit_atom[i]] == lit_positive[i]:
+                    violated = False
+                    break
+            if violated:
+                out.append(c)
+    return np.array(out, dtype=np.int64)
+
+
+def violated_hard(net: GroundNetwork, world: np.ndarray) -> np.ndarray:
+    """Ids of the hard clauses ``world`` violates."""
+    if not net.is_hard.any():
+        return np.zeros(0, dtype=np.int64)
+    return _violated_hard(np.asarray(world, dtype=np.bool_), net.clause_start, net.lit_atom, net.lit_positive,
+                          net.is_hard)
 
 
 def literal_order(net: GroundNetwork) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import LearningError
 from ..ground.network import GroundNetwork, WeightParam
-from .counts import FeatureCounter
+from .counts import FeatureCounter, violated_hard
 
 _EXAMPLES = 5
 
@@ -85,8 +85,7 @@ def training_world(net: GroundNetwork, which: int = 0) -> np.ndarray:
 
 def _check_feasible(net: GroundNetwork, world: np.ndarray, which: int) -> None:
     where = f" of training database {which + 1}" if which else ""
-    sat = net.satisfied(world)
-    bad = np.flatnonzero(net.is_hard & ~sat)
+    bad = violated_hard(net, world)
     if len(bad):
         c = int(bad[0])
         lits = " v ".join(("" if pos else "!") + net.atom_name(a) for a, pos in net.clause_literals(c))
@@ -124,7 +123,7 @@ def prepare(nets: list[GroundNetwork]) -> TrainingSet:
         worlds.append(world)
     info = nets[0].param_info
     data_counts = np.zeros(len(info), dtype=np.float64)
-    counters = [FeatureCounter(net) for net in nets]
+    counters = [FeatureCounter.of(net) for net in nets]
     for counter, world in zip(counters, worlds):
         data_counts += counter(world)
     learnable = np.array([not p.fixed for p in info], dtype=bool)

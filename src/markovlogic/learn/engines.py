@@ -17,7 +17,7 @@ inference algorithm is one argument (``inference="exact" | "mcsat"``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -225,32 +225,125 @@ class ExactEngine:
 Sampler = Callable[[GroundNetwork, int, "np.ndarray | None", int, int], np.ndarray]
 
 
-class SampledEngine:
-    """Moments from samples of P_w(y | evidence), warm-started: each call
-    starts the chain from the last sample of the previous call (the weights
-    change little between iterations), so only the first call burns in."""
+class Chain(Protocol):
+    """A Markov chain over the worlds of one network whose weights may change
+    between calls: ``sample(net, n, burn_in)`` continues from where the last
+    call stopped (``net`` is the network with the current weights)."""
 
-    def __init__(self, net: GroundNetwork, sampler: Sampler, samples: int = 20,
+    def sample(self, net: GroundNetwork, n: int, burn_in: int) -> np.ndarray: ...
+
+
+class FunctionChain:
+    """A chain from a sampling function: each call starts from the last
+    world of the previous one."""
+
+    def __init__(self, sampler: Sampler, seed: int = 0) -> None:
+        self.sampler = sampler
+        self.seed = seed
+        self.state: np.ndarray | None = None
+        self.calls = 0
+
+    def sample(self, net: GroundNetwork, n: int, burn_in: int) -> np.ndarray:
+        worlds = np.asarray(self.sampler(net, n, self.state, self.seed + 7919 * self.calls, burn_in), dtype=bool)
+        self.calls += 1
+        self.state = worlds[-1].copy()
+        return worlds
+
+
+class MCSATChain:
+    """One MC-SAT chain kept across learning iterations.
+
+    ``infer.mcsat.sample_worlds`` normalises the clauses and finds a feasible
+    world on every call (seconds on millions of clauses) and drops the clauses
+    whose weight is 0 (all of them at the start of learning). This chain
+    normalises once, with every soft clause kept (a zero weight is never
+    selected by MC-SAT's slice), and before each call writes the new weights
+    and slice probabilities into the normalised arrays, so each iteration only
+    samples. It uses the sampler's building blocks (``samplesat.prepare``,
+    ``feasible_state``, ``mcsat._Chain``); if they are not available it falls
+    back to ``sample_worlds`` warm-started from the last world
+    (``self.fast`` tells which)."""
+
+    def __init__(self, net: GroundNetwork, seed: int = 0, metropolis_steps: int | None = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.metropolis_steps = metropolis_steps
+        self.chain = None
+        self.fallback: FunctionChain | None = None
+        try:
+            from ..infer import mcsat as mc
+            from ..infer import samplesat as ss
+
+            placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
+            self.prep = ss.prepare(placeholder)
+            self._mc, self._ss = mc, ss
+            sat = self.prep.sat
+            self._hard = np.flatnonzero(sat.is_hard)
+            self._abs = np.empty(sat.n_clauses)
+            self.fast = True
+        except (ImportError, AttributeError, TypeError):  # pragma: no cover - sampler internals changed
+            self.fallback = FunctionChain(mcsat_sampler, seed)
+            self.fast = False
+
+    def _start(self) -> None:
+        mc, ss, prep = self._mc, self._ss, self.prep
+        state, _ = ss.feasible_state(prep, self.rng, None)
+        steps = mc.default_steps(prep.n_vars)
+        mh = steps if self.metropolis_steps is None else self.metropolis_steps
+        self.chain = mc._Chain(prep=prep, state=state, n_steps=steps, n_mh=mh, max_path=mc.DEFAULT_MAX_PATH,
+                               walksat_prob=0.5, temperature=0.5)
+
+    def _set_weights(self, weight: np.ndarray) -> None:
+        """Write the network's clause weights into the normalised arrays, and
+        MC-SAT's slice probabilities 1 - exp(-|w|)."""
+        sat = self.prep.sat
+        np.take(weight, sat.orig_clause, out=sat.weight)
+        sat.weight[self._hard] = 0.0
+        np.abs(sat.weight, out=self._abs)
+        np.negative(self._abs, out=self._abs)
+        np.expm1(self._abs, out=self.prep.thresh)
+        np.negative(self.prep.thresh, out=self.prep.thresh)
+
+    def sample(self, net: GroundNetwork, n: int, burn_in: int) -> np.ndarray:
+        if self.fallback is not None:
+            return self.fallback.sample(net, n, burn_in)
+        self._set_weights(net.weight)
+        if self.chain is None:
+            self._start()
+        elif self.chain.n_mh:  # the world's score under the new weights (kernels update it by differences)
+            st = self.chain.state
+            st.fst[0] = float(self.prep.sat.weight @ (st.count > 0))
+        if burn_in:
+            self.chain.run(burn_in)
+        worlds = np.zeros((n, net.n_atoms), dtype=bool)
+        self.chain.run(n, store=worlds)
+        self._ss.random_inactive(self.prep, worlds, self.rng)
+        return worlds
+
+
+class SampledEngine:
+    """Moments from samples of P_w(y | evidence) drawn by a chain that
+    persists across calls (warm start: the weights change little between
+    iterations), so only the first call burns in."""
+
+    def __init__(self, net: GroundNetwork, chain: Chain | Sampler, samples: int = 20,
                  burn_in: int = 20, seed: int = 0) -> None:
         if samples < 2:
             raise OptionError(f"learning needs at least 2 samples per iteration, got {samples}")
         self.net = net
-        self.sampler = sampler
+        self.chain = chain if hasattr(chain, "sample") else FunctionChain(chain, seed)
         self.samples = samples
         self.burn_in = burn_in
-        self.seed = seed
-        self.state: np.ndarray | None = None
         self.calls = 0
         self.reweight = Reweighter(net)
-        self.counter = FeatureCounter(net)
+        self.counter = FeatureCounter.of(net)
 
     def moments(self, params: np.ndarray) -> Moments:
         params = np.asarray(params, dtype=np.float64)
         net = self.reweight(params)
-        burn = self.burn_in if self.state is None else 0
-        worlds = np.asarray(self.sampler(net, self.samples, self.state, self.seed + 7919 * self.calls, burn), dtype=bool)
+        burn = self.burn_in if self.calls == 0 else 0
+        worlds = self.chain.sample(net, self.samples, burn)
         self.calls += 1
-        self.state = worlds[-1].copy()
         counts = self.counter(worlds)
         mu = counts.mean(axis=0)
         centered = counts - mu
@@ -266,11 +359,9 @@ class SampledEngine:
 
 
 def mcsat_sampler(net: GroundNetwork, n_samples: int, init: np.ndarray | None, seed: int, burn_in: int) -> np.ndarray:
-    """Draw ``n_samples`` worlds with ``infer.mcsat`` (keeping every sample)."""
-    try:
-        from ..infer import mcsat as mcsat_module
-    except ImportError as exc:  # pragma: no cover - MC-SAT is part of the package
-        raise LearningError("MC-SAT (infer/mcsat.py) is not available; use inference='exact'") from exc
+    """Draw ``n_samples`` worlds with ``infer.mcsat.sample_worlds`` (keeping every sample)."""
+    from ..infer import mcsat as mcsat_module
+
     return mcsat_module.sample_worlds(net, n_samples, init=init, seed=seed, burn_in=burn_in)
 
 
@@ -324,7 +415,7 @@ def expectation_factory(inference: str | EngineFactory, *, samples: int = 20, bu
     if inference == "exact":
         return lambda net, seed: ExactEngine(net, max_atoms=max_atoms)
     if inference == "mcsat":
-        return lambda net, seed: SampledEngine(net, mcsat_sampler, samples=samples, burn_in=burn_in, seed=seed)
+        return lambda net, seed: SampledEngine(net, MCSATChain(net, seed), samples=samples, burn_in=burn_in, seed=seed)
     raise OptionError(f"unknown inference {inference!r} for learning; choose exact or mcsat")
 
 

@@ -1,0 +1,128 @@
+"""Workloads ``learn-uwcse-<method>``: weight learning on UW-CSE.
+
+The model: the declarations and formulas of ``tuffy/cse/prog.mln`` (Alchemy's
+learned UW-CSE MLN) with every weight reset to 0; ``advisedBy`` is the query.
+Learn on ``uwcse/foldN/train.db``, infer marginals of ``advisedBy`` with
+MC-SAT on ``test-evidence.db``, and score them against ``test-truth.db``
+(closed world: unlisted atoms are false): area under the precision-recall
+curve and average conditional log-likelihood per atom. Figures: grounding
+and learning seconds, network size, AUC-PR, CLL (and those of the all-zero
+model for reference).
+
+Registered for fold 1 (the harness runs each in a fresh process). All folds
+and methods in one go: ``python -m bench.workloads.learn_uwcse --folds 1-5``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.harness import Skip, data_dir, workload
+
+METHODS = ("pll", "dn", "scg", "perceptron", "mira")
+# learner settings for this workload (defaults otherwise)
+SETTINGS = {
+    "pll": {},
+    "dn": {"iterations": 20, "samples": 5},
+    "scg": {"iterations": 20, "samples": 5},
+    "perceptron": {"iterations": 20, "map_method": "maxwalksat"},
+    "mira": {"iterations": 10, "map_method": "ilp"},
+}
+TEST_SAMPLES = 1000
+
+
+def zeroed_program() -> str:
+    """tuffy/cse/prog.mln with every formula's weight replaced by 0."""
+    path = data_dir() / "tuffy" / "cse" / "prog.mln"
+    if not path.is_file():
+        raise Skip(f"missing {path}")
+    out = []
+    for line in path.read_text().splitlines():
+        m = re.match(r"^\s*(@?)-?[0-9][0-9.eE+-]*\s+(.*)$", line)
+        out.append(f"{m.group(1)}0 {m.group(2)}" if m and not line.lstrip().startswith("//") else line)
+    return "\n".join(out) + "\n"
+
+
+def evaluate(mln, evidence, truth_atoms: set[str], seed: int = 0) -> dict:
+    from markovlogic.learn.metrics import auc_pr, average_cll
+
+    start = time.perf_counter()
+    marginals = mln.infer(evidence, queries=["advisedBy"], method="mcsat", samples=TEST_SAMPLES, seed=seed)
+    frame = marginals.frame
+    truth = frame["atom"].isin(truth_atoms).to_numpy()
+    missing = len(truth_atoms - set(frame["atom"]))
+    probs = frame["probability"].to_numpy()
+    # true atoms the network lacks count as predicted with probability 0.5 (none expected)
+    probs = np.concatenate([probs, np.full(missing, 0.5)])
+    truth = np.concatenate([truth, np.ones(missing, dtype=bool)])
+    return {
+        "auc_pr": round(auc_pr(probs, truth), 4),
+        "cll": round(average_cll(probs, truth), 4),
+        "test_atoms": int(len(probs)),
+        "test_positives": int(truth.sum()),
+        "infer_s": round(time.perf_counter() - start, 2),
+    }
+
+
+def run(method: str, fold: int = 1, seed: int = 0, evaluate_zero: bool = False) -> dict:
+    from markovlogic import MLN, Database
+    from markovlogic.learn.api import learn_model
+
+    folder = data_dir() / "uwcse" / f"fold{fold}"
+    for name in ("train.db", "test-evidence.db", "test-truth.db"):
+        if not (folder / name).is_file():
+            raise Skip(f"missing {folder / name}")
+    mln = MLN.from_string(zeroed_program(), filename="prog.mln")
+    train = Database.from_file(folder / "train.db", mln=mln)
+    evidence = Database.from_file(folder / "test-evidence.db", mln=mln)
+    truth_db = Database.from_file(folder / "test-truth.db", mln=mln)
+    truth_atoms = {str(a.atom) for a in truth_db.atoms if a.truth}
+
+    model = learn_model(mln, [train], query_predicates=["advisedBy"], method=method, seed=seed, **SETTINGS[method])
+    net = model.networks[0]
+    figures = {
+        "ground_s": round(model.ground_seconds, 2),
+        "learn_s": round(model.learn_seconds, 2),
+        "atoms": net.n_atoms,
+        "clauses": net.n_clauses,
+        "weights": len(model.result.params),
+        "iterations": model.result.iterations,
+    }
+    figures.update(evaluate(model.mln, evidence, truth_atoms, seed))
+    if evaluate_zero:
+        zero = evaluate(mln, evidence, truth_atoms, seed)
+        figures["zero_auc_pr"], figures["zero_cll"] = zero["auc_pr"], zero["cll"]
+    return figures
+
+
+for _method in METHODS:
+    workload(f"learn-uwcse-{_method}", f"UW-CSE fold 1: learn ({_method}), infer advisedBy, AUC-PR and CLL",
+             peers="cse-learn", timeout=1800.0)(lambda m=_method: run(m, 1))
+
+
+def _folds(text: str) -> list[int]:
+    if "-" in text:
+        a, b = text.split("-")
+        return list(range(int(a), int(b) + 1))
+    return [int(x) for x in text.split(",")]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="UW-CSE weight learning, per fold and method")
+    parser.add_argument("--folds", default="1", help="e.g. 1, 1-5, 1,3")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--zero", action="store_true", help="also score the all-zero model")
+    args = parser.parse_args(argv)
+    for fold in _folds(args.folds):
+        for method in args.methods.split(","):
+            figures = run(method, fold, evaluate_zero=args.zero)
+            print(f"fold{fold} {method:10s} " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
