@@ -43,12 +43,13 @@ from ..model import MLN, Database
 from ..store.store import EvidenceStore
 from .assemble import PAD, GroundClauses, Rows, distribute, merge
 from .kernels import components, reverse_index
-from .network import GroundNetwork
+from .network import GroundNetwork, _components
 from .registry import AtomRegistry, ParamRegistry
 from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
 from .terms import Scope, is_internal
 
 MAX_DISTRIBUTION = 4096
+KERNEL_THRESHOLD = 2_000_000   # literals
 
 
 def _peak_mb() -> float:
@@ -596,7 +597,9 @@ class Grounder:
         keep_clause = np.ones(gc.n_clauses, dtype=bool)
         keep_block = np.ones(len(block_start) - 1, dtype=bool)
         atom_ids = np.arange(n, dtype=np.int64)
-        labels, n_comp = components(n, clause_start, lit_atom, block_start, block_atoms)
+        big = len(lit_atom) > KERNEL_THRESHOLD      # compiled kernels pay off on large networks
+        comp_fn = components if big else _components
+        labels, n_comp = comp_fn(n, clause_start, lit_atom, block_start, block_atoms)
         if closure:
             good = np.zeros(labels.max(initial=-1) + 1, dtype=bool)
             good[labels[self.query_atoms]] = True
@@ -638,7 +641,7 @@ class Grounder:
             uniq, kept_labels = np.unique(kept_labels, return_inverse=True)
             n_comp = len(uniq)
         comps = (kept_labels.astype(np.int32).reshape(-1), int(n_comp))
-        rev = reverse_index(len(atom_ids), new_start, new_lit_atom)
+        rev = reverse_index(len(atom_ids), new_start, new_lit_atom) if big else None
         n_hard = int(gc.is_hard[keep_clause].sum())
         stats.update(
             atoms=int(len(atom_ids)),

@@ -338,14 +338,17 @@ class EvidenceStore:
     # ------------------------------------------------------------ building
     def _load(self, table: str, columns: dict[str, np.ndarray], schema: str) -> None:
         """Create a table from numpy columns (replacing an existing one)."""
-        self.con.execute(f"CREATE OR REPLACE TABLE {table} ({schema})")
         n = len(next(iter(columns.values()))) if columns else 0
         if n == 0:
+            self.con.execute(f"CREATE OR REPLACE TABLE {table} ({schema})")
             return
         frame = pd.DataFrame(columns)
+        casts = ", ".join(
+            f"{name}::{kind} AS {name}" for name, kind in (c.strip().split() for c in schema.split(","))
+        )
         self.con.register("_load_frame", frame)
         try:
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM _load_frame")
+            self.con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {casts} FROM _load_frame")
         finally:
             self.con.unregister("_load_frame")
 
