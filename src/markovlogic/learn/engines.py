@@ -17,6 +17,7 @@ inference algorithm is one argument (``inference="exact" | "mcsat"``,
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol
 
@@ -287,11 +288,17 @@ class MCSATChain:
 
     def _start(self) -> None:
         mc, ss, prep = self._mc, self._ss, self.prep
-        state, _ = ss.feasible_state(prep, self.rng, None)
         steps = mc.default_steps(prep.n_vars)
         mh = steps if self.metropolis_steps is None else self.metropolis_steps
-        self.chain = mc._Chain(prep=prep, state=state, n_steps=steps, n_mh=mh, max_path=mc.DEFAULT_MAX_PATH,
-                               walksat_prob=0.5, temperature=0.5)
+        known = dict(prep=prep, n_steps=steps, n_mh=mh, max_path=getattr(mc, "DEFAULT_MAX_PATH", 100),
+                     walksat_prob=0.5, temperature=0.5, guide_weight=getattr(mc, "DEFAULT_GUIDE_WEIGHT", 1.0))
+        params = inspect.signature(mc._Chain.__init__).parameters
+        missing = [n for n, p in params.items() if n not in known and n not in ("self", "state")
+                   and p.default is inspect.Parameter.empty]
+        if missing:  # pragma: no cover - the chain's constructor changed
+            raise TypeError(f"mcsat._Chain needs {missing}")
+        state, _ = ss.feasible_state(prep, self.rng, None)
+        self.chain = mc._Chain(state=state, **{n: v for n, v in known.items() if n in params})
 
     def _set_weights(self, weight: np.ndarray) -> None:
         """Write the network's clause weights into the normalised arrays, and
@@ -309,7 +316,12 @@ class MCSATChain:
             return self.fallback.sample(net, n, burn_in)
         self._set_weights(net.weight)
         if self.chain is None:
-            self._start()
+            try:
+                self._start()
+            except (TypeError, AttributeError):  # pragma: no cover - sampler internals changed
+                self.fast = False
+                self.fallback = FunctionChain(mcsat_sampler, self.seed)
+                return self.fallback.sample(net, n, burn_in)
         elif self.chain.n_mh:  # the world's score under the new weights (kernels update it by differences)
             st = self.chain.state
             st.fst[0] = float(self.prep.sat.weight @ (st.count > 0))
