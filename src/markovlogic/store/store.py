@@ -225,22 +225,25 @@ class EvidenceStore:
     # ------------------------------------------------------------ checks
     def _group_atoms(self, atoms: list[EvidenceAtom]):
         """Per predicate: argument tuples, truth codes and positions; checks
-        declaration and arity."""
+        declaration and arity. (One pass over the parsed atoms, kept lean:
+        it is the only per-atom Python work of grounding.)"""
         preds = self.mln.predicates
+        arity = {name: decl.arity for name, decl in preds.items()}
         by_pred: dict[str, tuple[list, list, list]] = {name: ([], [], []) for name in preds}
+        code = {True: TRUE, False: FALSE, None: UNKNOWN}
         for ev in atoms:
             a = ev.atom
-            rows = by_pred.get(a.predicate)
-            if rows is None:
-                raise evidence_error(f"predicate {a.predicate!r} is not declared", ev.pos)
-            decl = preds[a.predicate]
-            if len(a.args) != decl.arity:
+            name = a.predicate
+            rows = by_pred.get(name)
+            if rows is None or len(a.args) != arity[name]:
+                if rows is None:
+                    raise evidence_error(f"predicate {name!r} is not declared", ev.pos)
                 raise evidence_error(
-                    f"{a.predicate} has {len(a.args)} argument(s) here but is declared with {decl.arity}",
+                    f"{name} has {len(a.args)} argument(s) here but is declared with {arity[name]}",
                     ev.pos,
                 )
             rows[0].append(a.args)
-            rows[1].append(TRUE if ev.truth is True else FALSE if ev.truth is False else UNKNOWN)
+            rows[1].append(code[ev.truth])
             rows[2].append(ev.pos)
         return by_pred
 
