@@ -68,6 +68,18 @@ def test_concat_and_strings():
     _both(model, evidence, "Joined", open_=["Joined"])
 
 
+def test_string_comparisons_substr_and_zero_arity():
+    model = """
+    Name(n)
+    Match(n, n)
+    1.0 Name(a) ^ Name(b) ^ substr(a, b) => Match(a, b)
+    0.5 Name(a) ^ Name(b) ^ a < b => Match(a, b)
+    """
+    _both(model, 'Name("ab")\nName("abc")\nName("b")\nName(C)\n', "Match")
+    net, _, _ = _both("Rain()\nWet()\n1 Rain() => Wet()\n", "Rain()\n", "Wet")
+    assert net.atom_names() == ["Wet()"] and net.n_clauses == 1
+
+
 def test_plus_weights_one_parameter_per_constant():
     model = """
     Has(person, position)

@@ -273,16 +273,20 @@ class ParamRegistry:
             )
 
     def _name(self, t: ClauseTemplate, decl, binding: dict[str, str], single: bool) -> str:
+        """The clause (one-clause formulas), the formula, or for a '*' variant
+        the conjunction of its clauses, with '+' variables bound."""
         from ..logic.format import format_clause
+        from ..logic.nnf import starred_atoms
 
         if single or decl is None:
             return format_clause(t, binding) if binding else format_clause(t)
-        try:
-            from ..lang.printer import format_formula
+        if starred_atoms(decl.formula):
+            g = self.group(t, 0)
+            parts = [format_clause(u, binding) for u in self.templates if self.group(u, 0) == g]
+            return " ^ ".join(f"({p})" for p in parts)
+        from ..lang.printer import format_formula
 
-            return format_formula(bind_formula(decl.formula, binding))
-        except ImportError:  # pragma: no cover - printer missing
-            return format_clause(t, binding)
+        return format_formula(bind_formula(decl.formula, binding))
 
     def arrays(self) -> tuple[np.ndarray, tuple[WeightParam, ...]]:
         return np.array(self.values, dtype=np.float64), tuple(self.info)
