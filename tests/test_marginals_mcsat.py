@@ -256,3 +256,22 @@ def test_samplesat_walks_are_corrected(blocks, clauses):
     prep = prepare(net)
     state, _ = feasible_state(prep, np.random.default_rng(0))
     assert _chain_tv(prep, state, False, 2.0, 0.9, draws=40000) < 0.015
+
+
+def test_pair_moves_cross_a_near_deterministic_barrier():
+    """tuffy/cse's structure: advisedBy(x,y) v advisedBy(y,x) with weight 48,
+    a unit clause making (a, b) = (0, 1) likelier than (1, 0), (1, 1)
+    penalised, and b also held false by clauses to four other atoms. From
+    (1, 0), a single flip costs e^-48; plain MC-SAT must leave all four
+    pinning clauses out of one slice (e^-10); pair moves swap a and b."""
+    clauses = [(47.94, [(0, True), (1, True)]), (15.0, [(0, False), (1, False)]), (-11.88, [(1, False)])]
+    for k in (2, 3, 4, 5):
+        clauses += [(2.5, [(1, False), (k, False)]), (5.0, [(k, True)])]
+    net = GroundNetwork.from_clauses(6, clauses)
+    exact = exact_marginals(net).probabilities
+    start = np.array([True, False, True, True, True, True])
+    plain = mcsat(net, samples=2000, seed=0, init=start, metropolis_steps=0).probabilities
+    assert np.abs(plain - exact).max() > 0.5            # stuck where it started
+    got = mcsat(net, samples=2000, seed=0, init=start)
+    assert got.stats["strong_clauses"] == 2 and got.stats["pair_accept_rate"] > 0
+    assert np.abs(got.probabilities - exact).max() <= TOL
