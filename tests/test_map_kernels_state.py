@@ -125,3 +125,30 @@ def test_subset_renumbers_blocks():
     assert sub.lit_atom.tolist() == [1, 0]
     assert sub.block_atoms.tolist() == [1, 0]
     assert sub.atom_block.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_clause_reordering_keeps_the_problem(seed):
+    from markovlogic.infer.kernels_state import atom_components, local_clause_order
+
+    rng = np.random.default_rng(300 + seed)
+    net = random_components(rng, [4, 6, 3], max_len=4, n_blocks=1)
+    sat = sat_arrays(net)
+    ordered = local_clause_order(sat)
+    lo = np.minimum.reduceat(ordered.lit_atom, ordered.clause_start[:-1])
+    assert np.all(np.diff(lo) >= 0)
+    assert sorted(ordered.orig_clause.tolist()) == sorted(sat.orig_clause.tolist())
+    for _ in range(5):
+        world = rng.random(net.n_atoms) < 0.5
+        assert _score_cost_hard(ordered, world)[:2] == pytest.approx(_score_cost_hard(sat, world)[:2])
+    # the reverse index and occurrence arrays match the new clause order
+    for a in range(net.n_atoms):
+        ks = range(ordered.atom_lit_start[a], ordered.atom_lit_start[a + 1])
+        for k in ks:
+            i = ordered.atom_lit[k]
+            assert ordered.lit_atom[i] == a
+            assert ordered.occ_clause[k] == ordered.lit_clause[i]
+            assert ordered.occ_positive[k] == ordered.lit_positive[i]
+    comp, k = atom_components(sat)
+    assert k == net.n_components
+    assert len(set(zip(comp.tolist(), net.component.tolist()))) == k

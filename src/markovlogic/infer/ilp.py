@@ -13,28 +13,32 @@ positive literal, ``1 - x`` for a negative one):
 
 ``z_c`` need not be integer: at an integer ``x`` the objective drives it to
 ``min(1, sum t)`` or ``max t``, both 0 or 1. The constraint matrix is built
-from the CSR arrays with numpy and handed to HiGHS in one ``passModel``.
+from the CSR arrays with numpy (no Python loop over clauses).
+
+HiGHS is reached through ``scipy.optimize.milp`` (sparse matrix in, dual
+bound out) rather than ``highspy``: ``highspy`` and OR-Tools each ship their
+own ``libhighs.so.1`` and cannot both be loaded in one process, and CP-SAT
+is the other backend.
 
 Components are packed into groups (:func:`.map.component_groups`) and each
-group is one model; scores and bounds add up. HiGHS is reached through
-``scipy.optimize.milp`` (sparse matrix in, dual bound out) rather than
-``highspy``: ``highspy`` and OR-Tools each ship their own ``libhighs.so.1``
-and cannot both be loaded in one process, and CP-SAT is the other backend. The bound is HiGHS's proven
+group is one model; scores and bounds add up. The bound is HiGHS's proven
 dual bound in score units. When a group stops on the time limit, MaxWalkSAT
 runs on it for the time kept in reserve and the better of its world and
 HiGHS's incumbent (if any) is returned; the bound stays HiGHS's.
-Infeasible hard constraints raise :class:`InferenceError` naming a small set
-of conflicting hard clauses (a deletion filter over the smallest infeasible
-component, when it is small enough).
+
+Infeasible hard constraints raise :class:`InferenceError` naming conflicting
+hard clauses: unit propagation finds a conflict and the clauses behind it,
+and a deletion filter (feasibility MILPs) makes the set minimal when it is
+small; when propagation finds none, the smallest infeasible component is
+reported.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-
 import warnings
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -63,7 +67,6 @@ class Encoding:
     z_clause: np.ndarray      # int64[n_z]: clause (local id) of each z variable
     z_weight: np.ndarray      # float64[n_z]
     hard: np.ndarray          # int64: hard clause ids (local)
-    sizes: np.ndarray         # int64[n_clauses]: literals per clause
 
 
 def encode(sat: SatArrays) -> Encoding:
@@ -88,7 +91,6 @@ def encode(sat: SatArrays) -> Encoding:
         z_clause=z_clause,
         z_weight=sat.weight[z_clause],
         hard=np.flatnonzero(sat.is_hard),
-        sizes=sizes,
     )
 
 

@@ -2,14 +2,15 @@
 
 State kept incrementally, so that a flip costs only the clauses of the atom:
 
-- ``count[c]`` / ``txor[c]``: true literals of clause ``c`` and the XOR of
-  their atom ids (see :mod:`.kernels_state`);
-- ``sd[a]`` / ``hd[a]``: the change in soft score and in the number of
-  satisfied hard clauses if atom ``a`` alone were flipped. They change only
-  when a clause's true-literal count crosses 0<->1 (every atom of the clause
-  changes) or 1<->2 (the one critical atom changes), so the greedy step reads
-  them in O(clause length) instead of scanning every clause of every
-  candidate;
+- per clause, one packed word: the number of true literals and the XOR of
+  their atom ids (when one literal is true, the XOR names its atom), inside
+  a 32-byte record that also holds the weight, the length, the atoms of a
+  short clause and the clause's place in the bad list (:func:`clause_records`):
+  a flip touches one half cache line per clause;
+- per atom, the change in soft score and in satisfied hard clauses if it
+  alone were flipped (``val``). They change only when a clause's count
+  crosses 0<->1 (every atom of the clause) or 1<->2 (the one critical atom),
+  so the greedy step reads them in O(clause length);
 - the list of "bad" clauses, those not satisfied as their sign wants: a hard
   or positive clause with no true literal, or a negative clause with at least
   one (Alchemy: a negative clause is fixed by making *all* its literals false,
@@ -29,9 +30,16 @@ current true atom false; flipping the true atom makes another member true
 a pair move is computed exactly, clauses shared by the two atoms included
 (the first atom's clause changes are stamped into a scratch array).
 
-The best state seen (fewest violated hard clauses, then lowest cost) is kept
-without copying the world on every improving flip: it is saved only when the
-search is about to leave it.
+The best state (fewest violated hard clauses, then lowest cost) is kept *per
+connected component*: components are independent, so the best world is the
+union of each component's best state, which a single global "best" would
+miss on networks of many components (tuffy/class: cost 11,393 with a global
+best, 599 per component). A component's state is saved only when the search
+is about to leave it, not on every improving flip. Each try ends with a
+greedy descent from its best world (MaxWalkSAT only looks at atoms of the
+clause it picked, so its best state is often not a local optimum), and tries
+are combined per component too. Clauses are reordered by their atoms for
+memory locality (:func:`.kernels_state.local_clause_order`).
 """
 
 from __future__ import annotations
