@@ -30,6 +30,7 @@ def _figures(net, parse_s: float, ground_s: float) -> dict:
         "merged": s.get("merged"),
         "units_folded": s.get("units_folded"),
         "hard_violated_by_evidence": s.get("hard_violated_by_evidence"),
+        "hard_unit_conflicts": s.get("hard_unit_conflicts"),
         "bytes_per_clause": round(net.nbytes() / max(net.n_clauses, 1), 1),
         "network_MB": round(net.nbytes() / 1e6, 1),
         "parse_s": round(parse_s, 4),

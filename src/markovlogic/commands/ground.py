@@ -81,6 +81,7 @@ def ground_command(
         "units_folded": s.get("units_folded"),
         "tautologies": s.get("tautologies"),
         "hard_violated_by_evidence": s.get("hard_violated_by_evidence"),
+        "hard_unit_conflicts": s.get("hard_unit_conflicts"),
         "blocks_violated_by_evidence": s.get("blocks_violated_by_evidence"),
         "soft_false_by_evidence": s.get("soft_false_by_evidence"),
         "pruned_atoms": s.get("pruned_atoms"),

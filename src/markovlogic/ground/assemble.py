@@ -145,7 +145,7 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
     ``constant_score``), as Alchemy does. Scores differ by a constant only,
     and so do feature counts (gradients are unchanged).
     """
-    stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0,
+    stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0, "hard_unit_conflicts": 0,
              "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0, "units_folded": 0}
     rows = [r for r in rows if len(r)]
     if not rows:
@@ -210,6 +210,13 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
         if r.param is None:
             g = row_group[offsets[b]:offsets[b + 1]]
             group_hard[g[g >= 0]] = True
+
+    # ---- hard unit clauses P and !P on the same atom: no world satisfies both
+    stats["hard_unit_conflicts"] = 0
+    if reps and reps[0][0] == 1:
+        _, g0, unit_codes = reps[0]
+        hard_units = unit_codes[group_hard[g0:g0 + len(unit_codes)], 0]
+        stats["hard_unit_conflicts"] = int(np.isin(hard_units[(hard_units & 1) == 1] - 1, hard_units).sum())
 
     # ---- fold unit clauses: w1 [P] + w2 [!P] = (w1 - w2) [P] + w2 (Alchemy does this)
     present = np.ones(n_groups, dtype=bool)
