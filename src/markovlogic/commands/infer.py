@@ -49,6 +49,7 @@ def infer_command(
         None, "--method",
         help="MAP: ilp (default), maxwalksat, cpi, cpsat, exact. Marginals: mcsat (default), gibbs, exact.",
     ),
+    cpi_base: str = typer.Option("ilp", "--cpi-base", help="Base solver of cutting-plane inference: ilp, maxwalksat, cpsat, exact."),
     mcsat: bool = typer.Option(False, "--mcsat", help="Alchemy's -ms: marginals with MC-SAT."),
     gibbs: bool = typer.Option(False, "-p", "--gibbs", help="Alchemy's -p: marginals with Gibbs sampling."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
@@ -90,7 +91,13 @@ def infer_command(
     if want_map:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
                                           max_tries=tries, noise=noise).items() if v is not None}
-        if method in ("ilp", "cpsat", "exact"):
+        if method == "cpi":
+            options["base"] = cpi_base
+            if cpi_base != "maxwalksat":
+                options.pop("seed", None)
+        elif cpi_base != "ilp":
+            raise OptionError("--cpi-base applies to --method cpi only")
+        if method in ("ilp", "cpsat", "exact") or (method == "cpi" and cpi_base != "maxwalksat"):
             options.pop("seed", None)
             for k in ("max_flips", "max_tries", "noise"):
                 if k in options:
@@ -168,7 +175,7 @@ def _print_summary(stats: dict, result: Path | None) -> None:
     table = Table(show_header=False, box=None, pad_edge=False)
     keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
             "ground_seconds", "infer_seconds", "score", "cost", "hard_violated", "bound", "gap",
-            "optimal", "samples", "samples_per_second", "flips_per_second"]
+            "optimal", "iterations", "groundings_added", "converged", "samples", "samples_per_second", "flips_per_second"]
     for k in keys:
         v = stats.get(k)
         if v is None:

@@ -1,0 +1,88 @@
+"""Cutting-plane inference against exact enumeration of the full ground network."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_ground_reference import problems  # noqa: E402
+
+from markovlogic import MLN, Database  # noqa: E402
+from markovlogic.errors import InferenceError, MarkovLogicError, OptionError  # noqa: E402
+from markovlogic.ground import Grounder, ground  # noqa: E402
+from markovlogic.infer.cpi import cpi_solve  # noqa: E402
+from markovlogic.infer.exact import exact_map  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "smokers"
+
+
+def _full_score_of(cpi_net, cpi_world, full):
+    """Score on the full network of the CPI world (atoms matched by name)."""
+    true_names = {cpi_net.atom_name(a) for a in np.flatnonzero(cpi_world)}
+    world = np.array([full.atom_name(a) in true_names for a in range(full.n_atoms)], dtype=bool)
+    return full.score(world), full.hard_violated(world)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problems())
+def test_cpi_over_ilp_reaches_the_enumerated_optimum(problem):
+    mln, db, queries, closed, opened, mode = problem
+    assume(mode == "evidence")
+    try:
+        full = ground(mln, db, queries, closed=closed, open_=opened)
+        best = exact_map(full)
+    except MarkovLogicError:
+        assume(False)
+    g = Grounder(mln, db, queries, closed=closed, open_=opened)
+    try:
+        result, net = cpi_solve(g, base="ilp")
+    finally:
+        g.close()
+    assert result.stats["converged"]
+    assert result.optimal
+    score, violated = _full_score_of(net, result.world, full)
+    assert violated == 0
+    assert score == pytest.approx(best.score, abs=1e-6)
+
+
+def test_cpi_on_smokers_matches_ilp():
+    mln = MLN.from_file(EXAMPLE / "smokers.mln")
+    db = Database.from_file(EXAMPLE / "evidence.db", mln=mln)
+    ilp = mln.map(db, queries="Smokes,Cancer", method="ilp")
+    cpi = mln.map(db, queries="Smokes,Cancer", method="cpi")
+    assert cpi.optimal and ilp.optimal
+    assert cpi.cost == pytest.approx(ilp.cost, abs=1e-9)
+    full_score, _ = _full_score_of(cpi.network, cpi.world, ilp.network)
+    assert full_score == pytest.approx(ilp.score)
+    assert cpi.stats["iterations"] >= 2          # it had to add clauses after the first solve
+
+
+def test_cpi_with_maxwalksat_base_runs():
+    mln = MLN.from_file(EXAMPLE / "smokers.mln")
+    db = Database.from_file(EXAMPLE / "evidence.db", mln=mln)
+    cpi = mln.map(db, queries="Smokes,Cancer", method="cpi", base="maxwalksat", seed=1)
+    assert cpi.method == "cpi"
+    assert not cpi.optimal                       # MaxWalkSAT proves nothing
+    assert cpi.hard_violated == 0
+
+
+def test_cpi_rejects_bad_options():
+    mln = MLN.from_file(EXAMPLE / "smokers.mln")
+    db = Database.from_file(EXAMPLE / "evidence.db", mln=mln)
+    with pytest.raises(OptionError):
+        mln.map(db, queries="Smokes", method="cpi", base="nonsense")
+    with pytest.raises(OptionError):
+        mln.map(db, queries="Smokes", method="cpi", max_iterations=0)
+
+
+def test_cpi_reports_infeasible_hard_clauses():
+    mln = MLN.from_string("t = {A, B}\nP(t)\nQ(t)\nP(x) => Q(x).\nP(x) => !Q(x).\n")
+    db = Database.from_string("P(A)\n", mln=mln)
+    with pytest.raises(InferenceError):
+        mln.map(db, queries="Q", method="cpi")
