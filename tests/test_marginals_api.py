@@ -53,6 +53,8 @@ BAD = [
     ("mcsat", {"metropolis_steps": -1}, "metropolis-steps"),
     ("mcsat", {"chains": 2}, "do not apply to mcsat"),
     ("mcsat", {"progress": 3}, "progress"),
+    ("mcsat", {"hard_weight": 0.0}, "hard-weight"),
+    ("gibbs", {"hard_weight": -1.0}, "hard-weight"),
     ("gibbs", {"samples": 0}, "samples"),
     ("gibbs", {"burn_in": -2}, "burn-in"),
     ("gibbs", {"chains": 0}, "chains must be an integer >= 1"),

@@ -100,3 +100,14 @@ def test_stats_and_samples():
     assert "warning" not in r.stats
     same = gibbs(net, samples=300, burn_in=20, chains=3, seed=0)
     assert np.array_equal(r.probabilities, same.probabilities)
+
+
+def test_hard_weight_makes_hard_clauses_soft_and_silences_the_warning():
+    net = _tied_pair()
+    soft = GroundNetwork.from_clauses(2, [
+        (3.0, [(0, True), (1, False)]), (3.0, [(0, False), (1, True)]), (1.5, [(0, True)]), (1.0, [(1, True)]),
+    ])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = gibbs(net, samples=3000, seed=0, hard_weight=3.0)
+    assert np.abs(r.probabilities - exact_marginals(soft).probabilities).max() <= TOL

@@ -275,3 +275,15 @@ def test_pair_moves_cross_a_near_deterministic_barrier():
     got = mcsat(net, samples=2000, seed=0, init=start)
     assert got.stats["strong_clauses"] == 2 and got.stats["pair_accept_rate"] > 0
     assert np.abs(got.probabilities - exact).max() <= TOL
+
+
+def test_contradicting_hard_units_named_and_hard_weight_softens_them():
+    clauses = [(None, [(0, True)]), (None, [(0, False)]), (None, [(0, True), (1, True)]), (0.7, [(1, False)])]
+    net = GroundNetwork.from_clauses(2, clauses)
+    with pytest.raises(InferenceError, match=r"A0\) must be both true and false"):
+        mcsat(net, samples=10)
+    soft = GroundNetwork.from_clauses(2, [(4.0 if w is None else w, lits) for w, lits in clauses])
+    exact = exact_marginals(soft).probabilities
+    got = mcsat(net, samples=3000, seed=0, hard_weight=4.0)
+    assert got.stats["hard_weight"] == 4.0
+    assert np.abs(got.probabilities - exact).max() <= TOL

@@ -40,7 +40,7 @@ import numba as nb
 import numpy as np
 
 from ..ground.network import GroundNetwork
-from .marginals import ChunkRunner, check_int, check_sampling
+from .marginals import ChunkRunner, check_int, check_real, check_sampling
 from .results import MarginalResult
 from .samplesat import KERNEL, fill_inactive, feasible_state, new_rng_state, prepare, rand_unit, start_world
 from .kernels_state import init_counts
@@ -252,19 +252,23 @@ def gibbs(
     seed: int = 0,
     max_seconds: float | None = None,
     init: np.ndarray | None = None,
+    hard_weight: float | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> MarginalResult:
     """Marginals by Gibbs sampling: ``chains`` chains, each ``burn_in`` then
     ``samples`` sweeps (the result counts ``chains * samples`` samples).
     ``init``: start world of every chain (the others start at random; with
     hard clauses WalkSAT first makes each start satisfy them). Warns (and says
-    so in ``stats["warning"]``) when the network has hard clauses.
+    so in ``stats["warning"]``) when the network has hard clauses, unless
+    ``hard_weight`` makes them soft clauses of that weight.
     ``progress(n)`` is called with the sweeps done per chain;
     ``max_seconds`` stops early (at least one sweep is drawn)."""
     check_sampling(samples, burn_in, seed, max_seconds, progress)
     chains = check_int("chains", chains, 1)
+    if hard_weight is not None:
+        check_real("hard_weight", hard_weight, 0.0, low_open=True)
     runner = ChunkRunner(max_seconds)
-    prep = prepare(net)
+    prep = prepare(net, hard_weight)
     sat = prep.sat
     rng = np.random.default_rng(seed)
     n, nc = sat.n_atoms, sat.n_clauses

@@ -211,7 +211,7 @@ class _Chain:
 
 
 def _setup(net: GroundNetwork, seed: int, init: np.ndarray | None, walksat_prob, temperature, max_steps,
-           metropolis_steps, max_path, guide_weight) -> tuple[_Chain, np.random.Generator, int]:
+           metropolis_steps, max_path, guide_weight, hard_weight) -> tuple[_Chain, np.random.Generator, int]:
     p_ws = check_real("walksat_prob", walksat_prob, 0.0, 1.0)
     temp = check_real("temperature", temperature, 0.0)
     if max_steps is not None:
@@ -220,7 +220,9 @@ def _setup(net: GroundNetwork, seed: int, init: np.ndarray | None, walksat_prob,
         check_int("metropolis_steps", metropolis_steps, 0)
     max_path = check_int("max_path", max_path, 1)
     guide = check_real("guide_weight", guide_weight, 0.0, low_open=True)
-    prep = prepare(net)
+    if hard_weight is not None:
+        check_real("hard_weight", hard_weight, 0.0, low_open=True)
+    prep = prepare(net, hard_weight)
     rng = np.random.default_rng(seed)
     state, init_flips = feasible_state(prep, rng, init)
     n_steps = default_steps(prep.n_vars) if max_steps is None else int(max_steps)
@@ -242,6 +244,7 @@ def mcsat(
     guide_weight: float = DEFAULT_GUIDE_WEIGHT,
     max_path: int = DEFAULT_MAX_PATH,
     rao_blackwell: bool = True,
+    hard_weight: float | None = None,
     init: np.ndarray | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> MarginalResult:
@@ -257,15 +260,18 @@ def mcsat(
     Metropolis-Hastings proposals per sample (default: as many as
     ``max_steps``; 0 for plain MC-SAT); ``guide_weight``: soft clauses at
     least this heavy are "strong" and propose the pair moves. ``rao_blackwell``: average
-    conditional probabilities (default) or truth values. ``init``: start world
-    (made to satisfy the hard clauses by WalkSAT if it does not).
+    conditional probabilities (default) or truth values. ``hard_weight``:
+    treat hard clauses as soft clauses of this weight (Alchemy's behaviour;
+    needed when they contradict each other, as in tuffy/rc1000; default:
+    they are constraints). ``init``: start world (made to satisfy the hard
+    clauses by WalkSAT if it does not).
     ``max_seconds`` stops burn-in and sampling early (at least one sample is
     drawn; the result reports how many). ``progress(n)`` is called with the
     number of samples drawn so far."""
     check_sampling(samples, burn_in, seed, max_seconds, progress)
     runner = ChunkRunner(max_seconds)
     chain, _, init_flips = _setup(net, seed, init, walksat_prob, temperature, max_steps, metropolis_steps,
-                                  max_path, guide_weight)
+                                  max_path, guide_weight, hard_weight)
     chain.rao_blackwell = bool(rao_blackwell)
     setup_seconds = runner.elapsed()
     burned = runner.run(lambda k: chain.run(k), burn_in)
@@ -288,6 +294,7 @@ def mcsat(
         "walksat_prob": chain.p_ws,
         "temperature": chain.temp,
         "rao_blackwell": chain.rao_blackwell,
+        "hard_weight": hard_weight,
     }
     stats.update(chain.stats_dict())
     return MarginalResult(probabilities=prob, method="mcsat", samples=drawn, seconds=seconds, stats=stats)
@@ -306,6 +313,7 @@ def sample_worlds(
     metropolis_steps: int | None = None,
     guide_weight: float = DEFAULT_GUIDE_WEIGHT,
     max_path: int = DEFAULT_MAX_PATH,
+    hard_weight: float | None = None,
 ) -> np.ndarray:
     """``n_samples`` successive MC-SAT worlds (bool[n_samples, n_atoms]) after
     ``burn_in`` steps from ``init`` (for learning: expected counts are means
@@ -313,7 +321,7 @@ def sample_worlds(
     exact distribution in each world."""
     check_sampling(n_samples, burn_in, seed, None, None)
     chain, rng, _ = _setup(net, seed, init, walksat_prob, temperature, max_steps, metropolis_steps, max_path,
-                           guide_weight)
+                           guide_weight, hard_weight)
     if burn_in:
         chain.run(burn_in)
     worlds = np.zeros((n_samples, net.n_atoms), dtype=bool)

@@ -92,7 +92,7 @@ import numpy as np
 
 from ..errors import InferenceError
 from ..ground.network import GroundNetwork
-from .kernels_state import SatArrays, init_counts, sat_arrays
+from .kernels_state import SatArrays, init_counts, normalise_clauses, sat_arrays
 
 # numba options of every sampler kernel. The kernels never allocate, so they
 # are compiled without numba's reference-counting runtime (``_nrt=False``,
@@ -164,16 +164,26 @@ class Prepared(NamedTuple):
                 self.occ_positive, s.weight, s.block_start, s.block_atoms, s.atom_block, self.var)
 
 
-def prepare(net: GroundNetwork) -> Prepared:
-    """Normalise the clauses and list the variables to sample."""
+def prepare(net: GroundNetwork, hard_weight: float | None = None) -> Prepared:
+    """Normalise the clauses and list the variables to sample. With
+    ``hard_weight``, hard clauses become soft clauses of that weight
+    (Alchemy's treatment; exactly-one blocks stay exact)."""
     if not np.all(np.isfinite(net.weight)):
         raise InferenceError("a clause weight is not finite; use a hard clause instead of an infinite weight")
-    sat = sat_arrays(net)
+    if hard_weight is None:
+        sat = sat_arrays(net)
+    else:
+        sat = normalise_clauses(
+            net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive,
+            np.where(net.is_hard, float(hard_weight), net.weight), np.zeros(net.n_clauses, dtype=bool),
+            net.block_start, net.block_atoms,
+        )
     if sat.n_empty_hard:
         raise InferenceError(
             f"{sat.n_empty_hard} hard clause(s) have no literal left after evidence: "
             "the hard clauses cannot all be satisfied"
         )
+    _check_hard_units(net, sat)
     occurs = np.diff(sat.atom_lit_start) > 0
     bsize = np.diff(sat.block_start)
     if sat.n_blocks:
@@ -198,6 +208,21 @@ def prepare(net: GroundNetwork) -> Prepared:
         occ_positive=np.ascontiguousarray(sat.lit_positive[sat.atom_lit]),
         var=var, soft=soft, thresh=thresh, active=active, n_hard=int(sat.is_hard.sum()),
     )
+
+
+def _check_hard_units(net: GroundNetwork, sat: SatArrays) -> None:
+    """Hard unit clauses ``x`` and ``!x`` on the same atom: no world exists."""
+    unit = sat.is_hard & (np.diff(sat.clause_start) == 1)
+    first = sat.clause_start[:-1][unit]
+    atoms, signs = sat.lit_atom[first], sat.lit_positive[first]
+    both = np.intersect1d(atoms[signs], atoms[~signs])
+    if len(both):
+        more = f" (and {len(both) - 1} more atoms)" if len(both) > 1 else ""
+        raise InferenceError(
+            f"the hard clauses contradict each other: {net.atom_name(int(both[0]))} must be both true and "
+            f"false{more}. The marginals are then undefined; hard_weight=W treats hard clauses as soft "
+            "clauses of weight W (Alchemy's behaviour)"
+        )
 
 
 def fill_inactive(prep: Prepared, prob: np.ndarray) -> np.ndarray:
@@ -672,7 +697,7 @@ def feasible_state(
     rng: np.random.Generator,
     init: np.ndarray | None = None,
     max_flips: int | None = None,
-    max_tries: int = 10,
+    max_tries: int = 3,
     noise: float = 0.5,
 ) -> tuple[SamplerState, int]:
     """A chain state whose world satisfies every hard clause and block, found
@@ -704,5 +729,7 @@ def feasible_state(
             return state, total
     raise InferenceError(
         f"no world satisfies the hard clauses and blocks (WalkSAT: {max_tries} tries of "
-        f"{max_flips} flips; {int(ist[0])} hard clauses still violated): they may contradict each other"
+        f"{max_flips} flips; {int(ist[0])} hard clauses still violated): they may contradict each other. "
+        "The marginals are then undefined; hard_weight=W treats hard clauses as soft clauses of weight W "
+        "(Alchemy's behaviour)"
     )
