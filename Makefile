@@ -13,7 +13,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/mln check -i examples/smokers/smokers.mln -e examples/smokers/evidence.db
+	$(BIN)/mln check -i examples/smokers/smokers.mln -e examples/smokers/evidence.db -q Smokes,Cancer
+	@echo "--- MAP (exact, ILP): the most likely world"
+	$(BIN)/mln infer -i examples/smokers/smokers.mln -e examples/smokers/evidence.db -q Smokes,Cancer --map
+	@echo "--- marginals (MC-SAT)"
+	$(BIN)/mln infer -i examples/smokers/smokers.mln -e examples/smokers/evidence.db -q Smokes,Cancer
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
