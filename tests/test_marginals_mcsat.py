@@ -49,7 +49,6 @@ def test_pure_mcsat_without_extras_is_correct_on_weak_models():
     whose weights are small enough for it to mix."""
     rng = np.random.default_rng(7)
     for i in range(20):
-        clauses, blocks = [], []
         net = random_network(rng, 6, 8, p_hard=0.1, p_negative=0.3, n_blocks=1)
         net = net.with_params(net.params * 0.4)
         exact = exact_marginals(net).probabilities
