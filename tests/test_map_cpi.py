@@ -86,3 +86,16 @@ def test_cpi_reports_infeasible_hard_clauses():
     db = Database.from_string("P(A)\n", mln=mln)
     with pytest.raises(InferenceError):
         mln.map(db, queries="Q", method="cpi")
+
+
+def test_cpi_keeps_same_literals_from_templates_of_opposite_sign():
+    # The full network merges these into one clause of weight -1; separation
+    # finds the positive grounding first and the negative one only after the
+    # solver has made the clause true. Both must reach the partial network.
+    mln = MLN.from_string("t = {A, B}\nP(t)\nQ(t)\n2 P(x) v Q(x)\n-3 P(x) v Q(x)\n")
+    db = Database.from_string("", mln=mln)
+    ilp = mln.map(db, queries="P,Q", method="ilp")
+    cpi = mln.map(db, queries="P,Q", method="cpi")
+    assert ilp.atoms == set()
+    assert cpi.atoms == set()
+    assert cpi.optimal

@@ -55,8 +55,9 @@ def cpi_solve(
     result: MapResult | None = None
     net: GroundNetwork | None = None
     converged = False
+    seen = np.zeros(0, dtype=np.uint64)
     for iteration in range(1, max_iterations + 1):
-        new = grounder.violated_groundings(world, new_only=True)
+        new, seen = _unseen(grounder.violated_groundings(world), seen)
         if new.n_clauses == 0 and result is not None:
             converged = True
             break
@@ -92,6 +93,42 @@ def cpi_solve(
         result.bound = None
         result.gap = None
     return result, net
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a well-spread 64-bit hash of each element."""
+    x = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _clause_hashes(gc) -> np.ndarray:
+    """One 64-bit key per ground clause from its literals AND its weight
+    entries: the same literals grounded from two templates (say a positive and
+    a negative one, which separation finds at different iterations) are two
+    different additions to the partial network."""
+    n = gc.n_clauses
+    with np.errstate(over="ignore"):
+        lit_code = 2 * gc.lit_atom.astype(np.uint64) + (~gc.lit_positive).astype(np.uint64)
+        keys = np.zeros(n, dtype=np.uint64)
+        np.add.at(keys, np.repeat(np.arange(n), np.diff(gc.clause_start)), _mix(lit_code))
+        entry = _mix(gc.param_index.astype(np.uint64) * np.uint64(1_000_003)
+                     + np.round(gc.param_coef * 1e9).astype(np.int64).astype(np.uint64))
+        np.add.at(keys, np.repeat(np.arange(n), np.diff(gc.param_start)), entry)
+        keys = _mix(keys ^ (gc.is_hard.astype(np.uint64) << np.uint64(63)))
+    return keys
+
+
+def _unseen(gc, seen: np.ndarray):
+    """The clauses of ``gc`` not returned before, and the updated key set."""
+    from ..ground.grounder import select_clauses
+
+    keys = _clause_hashes(gc)
+    new = ~np.isin(keys, seen)
+    if not new.all():
+        gc = select_clauses(gc, new)
+    return gc, np.union1d(seen, keys[new])
 
 
 def _merged(parts: list, params: np.ndarray):
