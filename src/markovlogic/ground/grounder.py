@@ -896,12 +896,14 @@ def ground(
     max_clauses: int | None = None,
     progress: bool = False,
     query_truth: bool | None = None,
+    fold_units: bool = True,
 ) -> GroundNetwork:
     """The ground Markov network of ``mln`` with evidence ``db`` for ``queries``.
 
     See :class:`Grounder` for the semantics of the options; ``query_truth``
     (default: ``truth_closed_world``) makes listed atoms of query predicates
-    training labels instead of evidence.
+    training labels instead of evidence; ``fold_units`` merges the soft unit
+    clauses ``P`` and ``!P`` as Alchemy does.
     """
     g = Grounder(
         mln, db, queries,
@@ -910,6 +912,6 @@ def ground(
         max_clauses=max_clauses, progress=progress,
     )
     try:
-        return g.network(blocks_as_clauses=blocks_as_clauses)
+        return g.network(blocks_as_clauses=blocks_as_clauses, fold_units=fold_units)
     finally:
         g.close()
