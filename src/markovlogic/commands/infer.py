@@ -28,6 +28,11 @@ console = Console(stderr=True, highlight=False)
 ALCHEMY_SPELLINGS = {"-ms": "--mcsat", "-mcsat": "--mcsat", "-gibbs": "--gibbs"}
 
 
+# An exact solver may need hours to close the last gap on a hard instance; by
+# default it stops here and reports the best world with its proven bound.
+EXACT_DEFAULT_SECONDS = 60.0
+
+
 def rewrite_alchemy_argv(argv: list[str]) -> list[str]:
     return [ALCHEMY_SPELLINGS.get(a, a) for a in argv]
 
@@ -53,7 +58,11 @@ def infer_command(
     mcsat: bool = typer.Option(False, "--mcsat", help="Alchemy's -ms: marginals with MC-SAT."),
     gibbs: bool = typer.Option(False, "-p", "--gibbs", help="Alchemy's -p: marginals with Gibbs sampling."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
-    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time limit for inference."),
+    max_seconds: Optional[float] = typer.Option(
+        None, "--max-seconds",
+        help=f"Time limit for inference (ilp, cpi and cpsat default to {EXACT_DEFAULT_SECONDS:g} s; "
+             "the best world found and the proven bound are reported).",
+    ),
     samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw (MC-SAT, Gibbs)."),
     burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in samples (MC-SAT, Gibbs)."),
     chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs chains."),
@@ -102,7 +111,15 @@ def infer_command(
             for k in ("max_flips", "max_tries", "noise"):
                 if k in options:
                     raise OptionError(f"--{k.replace('_', '-')} applies to maxwalksat only")
+        if method in ("ilp", "cpi", "cpsat") and max_seconds is None:
+            options["max_seconds"] = EXACT_DEFAULT_SECONDS
         answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
+        if method in ("ilp", "cpi", "cpsat", "exact") and not answer.optimal:
+            gap = "unknown" if answer.gap is None else f"{answer.gap:.4g}"
+            console.print(
+                f"[yellow]warning:[/] {method} stopped before proving optimality (relative gap {gap}); "
+                "the result is the best world found. Raise --max-seconds to search longer."
+            )
         text = answer.to_alchemy(all_atoms=map_all)
         net = answer.network
         stats.update(
