@@ -49,7 +49,9 @@ def learn_command(
         None, "--prior-stddev", "-priorStdDev", help="Std. dev. of the Gaussian prior (default 2; 100 for pll)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     inference: Optional[str] = typer.Option(None, "--inference", help="dn/scg expectations: mcsat (default) or exact."),
-    samples: Optional[int] = typer.Option(None, "--samples", help="dn/scg: MC-SAT samples per iteration (default 20)."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="dn/scg: MC-SAT samples per iteration (default 5)."),
+    init: Optional[str] = typer.Option(
+        None, "--init", help="dn/scg starting weights: pll (default, the pseudo-likelihood optimum) or model."),
     map_method: Optional[str] = typer.Option(
         None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), ilp (mira default), exact."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop learning after this many seconds."),
@@ -85,7 +87,7 @@ def learn_command(
     else:
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
-    options = dict(inference=inference, samples=samples, map_method=map_method, max_seconds=max_seconds)
+    options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:
         model = learn_model(

@@ -35,8 +35,10 @@ DISCRIMINATIVE = ("perceptron", "dn", "scg", "mira")
 # options each learner takes besides (iterations, prior_stddev, seed, callback)
 _METHOD_OPTIONS = {
     "pll": {"tolerance"},
-    "dn": {"inference", "samples", "burn_in", "initial_lambda", "max_lambda", "tolerance", "max_seconds"},
-    "scg": {"inference", "samples", "burn_in", "initial_lambda", "max_lambda", "tolerance", "max_seconds"},
+    "dn": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
+           "max_seconds"},
+    "scg": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
+            "max_seconds"},
     "perceptron": {"map_method", "learning_rate", "per_weight", "max_seconds"},
     "mira": {"map_method", "C", "max_seconds"},
 }

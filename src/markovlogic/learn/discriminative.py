@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import OptionError
 from ..ground.network import GroundNetwork
 from .data import TrainingSet, prepare, prior_terms
 from .metrics import average_cll
@@ -41,6 +42,8 @@ from .result import Callback, LearnResult, TraceRow
 
 DEFAULT_PRIOR_STDDEV = 2.0
 DEFAULT_LAMBDA = 100.0      # Alchemy's -cgLambda
+DEFAULT_MAX_STEP = None     # no cap on the change of one weight per iteration (Alchemy has none)
+INITS = ("pll", "model")
 
 
 def marginal_cll(data: TrainingSet, marginals: list[np.ndarray]) -> float:
@@ -79,6 +82,8 @@ def _second_order(
     burn_in: int,
     initial_lambda: float,
     max_lambda: float,
+    max_step: float | None,
+    init: str | np.ndarray,
     tolerance: float,
     max_seconds: float | None,
     callback: Callback | None,
@@ -88,7 +93,7 @@ def _second_order(
     engines = _make_engines(data, expectation_factory(inference, samples=samples, burn_in=burn_in), seed)
     mean, learn = data.init.copy(), data.learnable
     lam = float(initial_lambda)
-    w = data.init.copy()
+    w = _starting_point(nets, data, init)
     prev: _Point | None = None
     prev_dir: np.ndarray | None = None
     prev_precond: np.ndarray | None = None
@@ -139,6 +144,10 @@ def _second_order(
         dg = float(direction @ g)
         denom = float(direction @ h_dir) + lam * float(direction @ direction)
         alpha = dg / denom if denom > 0 else 0.0
+        if max_step is not None and alpha > 0:
+            biggest = float(np.max(np.abs(direction)))
+            if alpha * biggest > max_step:
+                alpha = max_step / biggest
         if alpha * dg < tolerance or not np.isfinite(alpha):
             converged = True
             w = point.params
@@ -162,6 +171,44 @@ def _second_order(
     )
 
 
+def _starting_point(nets: list[GroundNetwork], data: TrainingSet, init: str | np.ndarray) -> np.ndarray:
+    """Where DN and SCG start: the pseudo-likelihood optimum ("pll"), the
+    model's weights ("model", Alchemy's choice), or given parameters."""
+    w = data.init.copy()
+    if isinstance(init, str):
+        if init not in INITS:
+            raise OptionError(f"unknown init {init!r}; choose one of {', '.join(INITS)}")
+        if init == "pll":
+            from .pll import learn_pll
+
+            w = learn_pll(nets).params
+        return w
+    given = np.asarray(init, dtype=np.float64)
+    if given.shape != w.shape:
+        raise OptionError(f"init has {given.size} weights, the networks {w.size}")
+    w[data.learnable] = given[data.learnable]
+    return w
+
+
+_SECOND_ORDER_DOC = """
+
+    Arguments: ``iterations`` (inference calls, Alchemy's ``-dNumIter``),
+    ``prior_stddev`` (Gaussian prior around the model's weights; None: no
+    prior), ``inference``: "mcsat" (``samples`` worlds per iteration from one
+    MC-SAT chain kept across iterations and started at the training world;
+    ``burn_in`` steps before the first iteration), "exact", or a factory
+    ``(net, seed) -> engine``; ``init``: "pll" (default: start from the
+    pseudo-likelihood optimum, a few seconds; from all-zero weights the
+    model is uniform and MC-SAT's chain wanders into dense worlds that
+    relational data never visit, from which it does not come back within the
+    iterations), "model" (the model's weights, as Alchemy) or an array;
+    ``initial_lambda``, ``max_lambda``: the trust region (Alchemy's
+    ``-cgLambda``, ``-cgMaxLambda``); ``max_step``: optional cap on the change
+    of any weight per iteration; ``tolerance``: stop when the predicted
+    improvement falls below it; ``max_seconds``; ``callback(row)`` after each
+    iteration (True stops)."""
+
+
 def learn_dn(
     nets: list[GroundNetwork],
     *,
@@ -169,23 +216,25 @@ def learn_dn(
     prior_stddev: float | None = DEFAULT_PRIOR_STDDEV,
     seed: int = 0,
     inference: str | EngineFactory = "mcsat",
-    samples: int = 20,
-    burn_in: int = 20,
+    samples: int = 5,
+    burn_in: int = 5,
+    init: str | np.ndarray = "pll",
     initial_lambda: float = DEFAULT_LAMBDA,
     max_lambda: float = 1e12,
+    max_step: float | None = DEFAULT_MAX_STEP,
     tolerance: float = 1e-4,
     max_seconds: float | None = None,
     callback: Callback | None = None,
 ) -> LearnResult:
-    """Diagonal Newton with Lowd and Domingos' trust region (module docstring).
-
-    ``inference``: "mcsat" (``samples`` worlds per iteration, warm-started;
-    ``burn_in`` before the first), "exact", or a factory ``(net, seed) -> engine``."""
     return _second_order(
         nets, method="dn", iterations=iterations, prior_stddev=prior_stddev, seed=seed,
         inference=inference, samples=samples, burn_in=burn_in, initial_lambda=initial_lambda,
-        max_lambda=max_lambda, tolerance=tolerance, max_seconds=max_seconds, callback=callback,
+        max_lambda=max_lambda, max_step=max_step, init=init, tolerance=tolerance,
+        max_seconds=max_seconds, callback=callback,
     )
+
+
+learn_dn.__doc__ = "Diagonal Newton with Lowd and Domingos' trust region (module docstring)." + _SECOND_ORDER_DOC
 
 
 def learn_scg(
@@ -195,21 +244,26 @@ def learn_scg(
     prior_stddev: float | None = DEFAULT_PRIOR_STDDEV,
     seed: int = 0,
     inference: str | EngineFactory = "mcsat",
-    samples: int = 20,
-    burn_in: int = 20,
+    samples: int = 5,
+    burn_in: int = 5,
+    init: str | np.ndarray = "pll",
     initial_lambda: float = DEFAULT_LAMBDA,
     max_lambda: float = 1e12,
+    max_step: float | None = DEFAULT_MAX_STEP,
     tolerance: float = 1e-4,
     max_seconds: float | None = None,
     callback: Callback | None = None,
 ) -> LearnResult:
-    """Scaled conjugate gradient preconditioned with the inverse diagonal
-    Hessian (Alchemy's default discriminative learner); arguments as ``learn_dn``."""
     return _second_order(
         nets, method="scg", iterations=iterations, prior_stddev=prior_stddev, seed=seed,
         inference=inference, samples=samples, burn_in=burn_in, initial_lambda=initial_lambda,
-        max_lambda=max_lambda, tolerance=tolerance, max_seconds=max_seconds, callback=callback,
+        max_lambda=max_lambda, max_step=max_step, init=init, tolerance=tolerance,
+        max_seconds=max_seconds, callback=callback,
     )
+
+
+learn_scg.__doc__ = ("Scaled conjugate gradient preconditioned with the inverse diagonal Hessian "
+                     "(Alchemy's default discriminative learner)." + _SECOND_ORDER_DOC)
 
 
 def map_loss(data: TrainingSet, worlds: list[np.ndarray]) -> int:
