@@ -52,14 +52,14 @@ class GroundNetwork:
     constants: tuple[str, ...]     # constant names by id
     is_query: np.ndarray           # bool[n_atoms]
     # ---- clauses (CSR)
-    clause_start: np.ndarray       # int64[n_clauses + 1]
+    clause_start: np.ndarray       # int32 or int64[n_clauses + 1] (int32 while offsets fit)
     lit_atom: np.ndarray           # int32[n_lits]
     lit_positive: np.ndarray       # bool[n_lits]
     weight: np.ndarray             # float64[n_clauses] (0 for hard clauses)
     is_hard: np.ndarray            # bool[n_clauses]
     template_id: np.ndarray        # int32[n_clauses]: first first-order clause it came from (-1: block/other)
     # ---- weight table (CSR per clause)
-    param_start: np.ndarray        # int64[n_clauses + 1]
+    param_start: np.ndarray        # int32 or int64[n_clauses + 1] (int32 while offsets fit)
     param_index: np.ndarray        # int32[n_entries]
     param_coef: np.ndarray         # float64[n_entries]
     params: np.ndarray             # float64[n_params]
@@ -199,7 +199,7 @@ class GroundNetwork:
         ``components`` (labels, count) and ``reverse_index`` (atom_clause_start,
         atom_clause) may be passed when the caller has them already (the
         grounder computes them with compiled kernels for large networks)."""
-        clause_start = np.asarray(clause_start, dtype=np.int64)
+        clause_start = _offsets(clause_start)
         n_clauses = len(clause_start) - 1
         lit_atom = np.asarray(lit_atom, dtype=np.int32)
         lit_positive = np.asarray(lit_positive, dtype=bool)
@@ -250,7 +250,7 @@ class GroundNetwork:
             weight=np.zeros(n_clauses, dtype=np.float64),
             is_hard=is_hard,
             template_id=np.asarray(template_id, dtype=np.int32),
-            param_start=np.asarray(param_start, dtype=np.int64),
+            param_start=_offsets(param_start),
             param_index=np.asarray(param_index, dtype=np.int32),
             param_coef=np.asarray(param_coef, dtype=np.float64),
             params=np.asarray(params, dtype=np.float64),
@@ -316,6 +316,15 @@ class GroundNetwork:
     # ------------------------------------------------------------ subnetworks
     def component_atoms(self, k: int) -> np.ndarray:
         return np.flatnonzero(self.component == k).astype(np.int32)
+
+
+def _offsets(start) -> np.ndarray:
+    """CSR offsets as int32 while they fit (4 bytes per clause saved on each
+    of the two offset arrays), int64 beyond 2^31 entries."""
+    start = np.asarray(start)
+    if len(start) and int(start[-1]) < np.iinfo(np.int32).max:
+        return start.astype(np.int32, copy=False)
+    return start.astype(np.int64, copy=False)
 
 
 def _components(
