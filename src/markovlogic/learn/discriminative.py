@@ -285,18 +285,19 @@ def learn_perceptron(
 ) -> LearnResult:
     """Voted perceptron (Collins; Singla and Domingos): w += eta * (n(y) -
     n(MAP_w) - (w - mu)/sigma^2), returning the average of the weights over the
-    iterations. With ``per_weight`` (Alchemy's default) each weight's rate is
-    ``learning_rate`` divided by its number of true groundings in the data,
-    the fix for the perceptron's poor conditioning that Lowd and Domingos
-    describe. ``map_method``: "maxwalksat" (warm-started), "ilp", "exact" or a
-    factory ``(net, seed) -> engine``."""
+    iterations. With ``per_weight`` (the default) each weight's step is
+    divided by the larger of its counts in the data and in the MAP world (at
+    least 1), so no weight moves by more than about ``learning_rate`` per
+    iteration whatever the number of its groundings: the perceptron's poor
+    conditioning (Lowd and Domingos) fixed per weight. Alchemy divides by the
+    true groundings in the data only, which lets a clause true nowhere in the
+    data but millions of times in a MAP world jump by millions.
+    ``map_method``: "maxwalksat" (warm-started), "ilp", "exact" or a factory
+    ``(net, seed) -> engine``."""
     start = time.perf_counter()
     data = prepare(nets)
     engines = _make_engines(data, map_factory(map_method), seed)
     mean, learn = data.init.copy(), data.learnable
-    rate = np.full(data.n_params, float(learning_rate))
-    if per_weight:
-        rate /= np.maximum(1.0, np.abs(data.data_counts))
     w = data.init.copy()
     total = np.zeros_like(w)
     trace: list[TraceRow] = []
@@ -306,6 +307,9 @@ def learn_perceptron(
         _, prior_grad, _ = prior_terms(w, mean, prior_stddev, learn)
         grad = np.where(learn, data.data_counts - map_counts + prior_grad, 0.0)
         loss = map_loss(data, worlds)
+        rate = float(learning_rate)
+        if per_weight:
+            rate = rate / np.maximum(1.0, np.maximum(np.abs(data.data_counts), np.abs(map_counts)))
         w = w + rate * grad
         total += w
         avg = total / it
