@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from markovlogic.errors import LearningError
+from markovlogic.errors import LearningError, OptionError
 from markovlogic.ground.network import GroundNetwork, WeightParam
 from markovlogic.learn import learn_dn, learn_mira, learn_perceptron, learn_pll, learn_scg
 from markovlogic.learn.counts import world_counts
@@ -95,13 +95,15 @@ def test_second_order_recovers_weights(data, learner):
     """Maximum likelihood from 3000 exact samples: each weight within 0.2 of
     the truth (without a prior, exact expectations)."""
     train, _ = data
-    result = learner([train], inference="exact", prior_stddev=None, iterations=200, tolerance=1e-8)
+    result = learner([train], inference="exact", prior_stddev=None, iterations=200, tolerance=1e-8, init="model")
     assert result.converged
     assert np.max(np.abs(result.params - TRUE_WEIGHTS)) < 0.2
-    # dn and scg reach the same optimum
+    # dn and scg reach the same optimum, from zero or from the PLL optimum
     other = (learn_scg if learner is learn_dn else learn_dn)([train], inference="exact", prior_stddev=None,
-                                                             iterations=200, tolerance=1e-8)
+                                                             iterations=200, tolerance=1e-8, init="pll")
     assert np.allclose(result.params, other.params, atol=1e-3)
+    with pytest.raises(OptionError, match="unknown init"):
+        learner([train], inference="exact", init="zero")
 
 
 def test_second_order_matches_generative_optimum(data):
