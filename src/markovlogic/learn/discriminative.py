@@ -167,7 +167,12 @@ def _second_order(
         iterations=len(trace),
         converged=converged,
         seconds=time.perf_counter() - start,
-        stats={"lambda": lam, "backtracks": backtracks},
+        stats={
+            "lambda": lam,
+            "backtracks": backtracks,
+            "samples": sum(getattr(e, "samples", 0) * getattr(e, "calls", 0) for e in engines),
+            "mcsat_fast_path": all(getattr(getattr(e, "chain", None), "fast", True) for e in engines),
+        },
     )
 
 
