@@ -263,7 +263,15 @@ class MCSATChain:
     samples. It uses the sampler's building blocks (``samplesat.prepare``,
     ``feasible_state``, ``mcsat._Chain``); if they are not available it falls
     back to ``sample_worlds`` warm-started from the last world
-    (``self.fast`` tells which)."""
+    (``self.fast`` tells which).
+
+    ``init``: the chain's first world (learning starts it at the training
+    world, see :func:`training_start`); ``restart``: go back to ``init`` at
+    every call (contrastive divergence) instead of continuing;
+    ``metropolis_steps``: the sampler's Metropolis-Hastings steps per sample
+    (None: its default; learning uses 0, plain MC-SAT as in Alchemy, which
+    halves the cost per sample: the few samples per iteration are noisy
+    anyway, and the chain starts where the data are)."""
 
     def __init__(self, net: GroundNetwork, seed: int = 0, metropolis_steps: int | None = None,
                  init: np.ndarray | None = None, restart: bool = False) -> None:
