@@ -192,3 +192,12 @@ def test_pll_rejects_unknown_truth():
     net = GroundNetwork.from_clauses(2, [(1.0, [(0, True), (1, True)])], truth=np.array([1, -1], dtype=np.int8))
     with pytest.raises(LearningError, match="unknown"):
         learn_pll([net])
+
+
+def test_pll_callback_stops_and_traces():
+    template = chain_template()
+    worlds = sample_exact(template, 300, np.random.default_rng(8))
+    train = replicate(template.with_params(np.zeros(4)), 300, worlds)
+    result = learn_pll([train], callback=lambda row: row.iteration >= 2)
+    assert len(result.trace) == 2 and not result.converged
+    assert result.trace[1].objective > result.trace[0].objective
