@@ -23,12 +23,11 @@ MaxSAT optimum is a MAP world.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..io import write_text_atomic
 from .network import GroundNetwork
 
 
@@ -43,25 +42,6 @@ def atom_names(net: GroundNetwork) -> np.ndarray:
         sep = np.where((args[:, j] >= 0) & (j > 0), ",", "")
         names = names + sep + col
     return names + ")"
-
-
-def _write_atomic(path: str | Path, pieces: list[str]) -> None:
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for p in pieces:
-                handle.write(p)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _join_clauses(head: np.ndarray, clause_start: np.ndarray, lit_text: np.ndarray, sep: str) -> str:
@@ -99,7 +79,7 @@ def dump_text(net: GroundNetwork) -> str:
 
 def write_dump(net: GroundNetwork, path: str | Path) -> None:
     """Every ground clause, one per line (see module docstring)."""
-    _write_atomic(path, [dump_text(net)])
+    write_text_atomic(path, dump_text(net))
 
 
 def wcnf_text(net: GroundNetwork, scale: float = 1e6, names: bool = True) -> str:
@@ -163,4 +143,4 @@ def wcnf_text(net: GroundNetwork, scale: float = 1e6, names: bool = True) -> str
 
 def write_wcnf(net: GroundNetwork, path: str | Path, scale: float = 1e6, names: bool = True) -> None:
     """The network as weighted MaxSAT (see module docstring)."""
-    _write_atomic(path, [wcnf_text(net, scale=scale, names=names)])
+    write_text_atomic(path, wcnf_text(net, scale=scale, names=names))
