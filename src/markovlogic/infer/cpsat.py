@@ -25,7 +25,15 @@ import numpy as np
 
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
-from .ilp import better_world, check_common_options, encode, fallback_world, infeasibility_error, time_share
+from .ilp import (
+    better_world,
+    check_common_options,
+    encode,
+    fallback_world,
+    infeasibility_error,
+    solved_map_result,
+    time_share,
+)
 from .kernels_state import SatArrays, sat_arrays
 from .map import DEFAULT_GROUP_ATOMS, component_groups
 from .results import MapResult
@@ -141,22 +149,6 @@ def cpsat_map(
         world[g.atoms] = local
         bound += min(group_bound, trivial)
 
-    score = net.score(world)
-    hard_violated = net.hard_violated(world)
     # proven optimal for the scaled weights; for the true weights only if rounding is exact
     exact_weights = stats["rounding_error"] <= 1e-9 * max(1.0, total_abs)
-    if all_optimal and exact_weights:
-        bound = max(bound, score)
-    gap = max(0.0, bound - score) / max(1.0, abs(score))
-    return MapResult(
-        world=world,
-        score=score,
-        cost=net.cost(world),
-        hard_violated=hard_violated,
-        method="cpsat",
-        seconds=time.perf_counter() - start,
-        optimal=all_optimal and exact_weights and hard_violated == 0,
-        bound=bound,
-        gap=gap,
-        stats=stats,
-    )
+    return solved_map_result(net, world, bound, all_optimal and exact_weights, "cpsat", start, stats)
