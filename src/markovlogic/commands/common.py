@@ -1,12 +1,18 @@
-"""Input loading shared by the subcommands: model files, evidence files, queries."""
+"""Shared by the subcommands: loading model files, evidence files, queries; peak memory."""
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
 from ..errors import OptionError
 from ..lang.ast import Query
 from ..model import MLN, Database
+
+
+def peak_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def split_list(value: str | None) -> list[str]:

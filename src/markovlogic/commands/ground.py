@@ -10,7 +10,6 @@ seconds and peak memory; ``--stats-json`` writes the same figures as JSON,
 from __future__ import annotations
 
 import json
-import resource
 import time
 from pathlib import Path
 from typing import Optional
@@ -20,13 +19,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..io import write_text_atomic
-from .common import load_inputs, split_list
+from .common import load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def ground_command(
@@ -72,7 +67,7 @@ def ground_command(
         "parse_seconds": round(parsed - start, 4),
         "ground_seconds": round(done - parsed, 4),
         "total_seconds": round(done - start, 4),
-        "peak_mb": round(_peak_mb(), 1),
+        "peak_mb": round(peak_mb(), 1),
         "network_bytes": int(net.nbytes()),
         "bytes_per_clause": round(net.nbytes() / max(net.n_clauses, 1), 1),
         "evidence_atoms": s.get("evidence_atoms"),
