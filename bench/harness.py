@@ -48,6 +48,24 @@ class Skip(Exception):
     """Raised by a workload that cannot run on this machine (the message says why)."""
 
 
+def ground_tuffy(name: str):
+    """Parse and ground ``tuffy/<name>`` (prog.mln, evidence.db, query.db);
+    returns the network and its figures (grounding seconds, sizes).
+    Raises ``Skip`` when the data folder is missing."""
+    from markovlogic import MLN, Database
+    from markovlogic.api import ground_model
+
+    folder = data_dir() / "tuffy" / name
+    if not folder.is_dir():
+        raise Skip(f"data folder not found: {folder}")
+    start = time.perf_counter()
+    mln = MLN.from_file([folder / "prog.mln"])
+    db = Database.from_file([folder / "evidence.db"], mln=mln)
+    net = ground_model(mln, db, (folder / "query.db").read_text().split())
+    return net, {"ground_seconds": round(time.perf_counter() - start, 3),
+                 "atoms": net.n_atoms, "clauses": net.n_clauses, "components": net.n_components}
+
+
 @dataclass
 class Workload:
     name: str

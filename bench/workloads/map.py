@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from bench.harness import REPO_ROOT, Skip, data_dir, workload
+from bench.harness import REPO_ROOT, ground_tuffy, workload
 
 
 def _mws(net, flips: int = 1_000_000) -> dict:
@@ -45,21 +45,6 @@ def _ilp(net, max_seconds: float) -> dict:
     }
 
 
-def _tuffy(name: str):
-    from markovlogic import MLN, Database
-    from markovlogic.api import ground_model
-
-    folder = data_dir() / "tuffy" / name
-    if not folder.is_dir():
-        raise Skip(f"data folder not found: {folder}")
-    start = time.perf_counter()
-    mln = MLN.from_file([folder / "prog.mln"])
-    db = Database.from_file([folder / "evidence.db"], mln=mln)
-    net = ground_model(mln, db, (folder / "query.db").read_text().split())
-    return net, {"ground_seconds": round(time.perf_counter() - start, 3),
-                 "atoms": net.n_atoms, "clauses": net.n_clauses, "components": net.n_components}
-
-
 @workload("map-random", "MaxWalkSAT 1M flips + ILP (30 s cap) on a random 5k-atom/150k-clause network")
 def map_random() -> dict:
     sys.path.insert(0, str(REPO_ROOT / "tests"))
@@ -71,18 +56,18 @@ def map_random() -> dict:
 
 @workload("map-cse", "tuffy/cse: ground, MaxWalkSAT 1M flips, ILP (60 s cap)", peers="cse-map")
 def map_cse() -> dict:
-    net, figures = _tuffy("cse")
+    net, figures = ground_tuffy("cse")
     return {**figures, **_mws(net), **_ilp(net, 60.0)}
 
 
 @workload("map-class", "tuffy/class: ground, MaxWalkSAT 1M flips, ILP", peers="class-map")
 def map_class() -> dict:
-    net, figures = _tuffy("class")
+    net, figures = ground_tuffy("class")
     return {**figures, **_mws(net), **_ilp(net, 60.0)}
 
 
 @workload("map-rc1000", "tuffy/rc1000: ground, MaxWalkSAT 1M flips, ILP (infeasible hard rules)",
           peers="rc1000-map")
 def map_rc1000() -> dict:
-    net, figures = _tuffy("rc1000")
+    net, figures = ground_tuffy("rc1000")
     return {**figures, **_mws(net), **_ilp(net, 60.0)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from bench.harness import REPO_ROOT, Skip, data_dir, workload
+from bench.harness import REPO_ROOT, ground_tuffy, workload
 
 
 def _marginals(net, exact: bool = False) -> dict:
@@ -57,21 +57,6 @@ def _marginals(net, exact: bool = False) -> dict:
     return out
 
 
-def _tuffy(name: str):
-    from markovlogic import MLN, Database
-    from markovlogic.api import ground_model
-
-    folder = data_dir() / "tuffy" / name
-    if not folder.is_dir():
-        raise Skip(f"data folder not found: {folder}")
-    start = time.perf_counter()
-    mln = MLN.from_file([folder / "prog.mln"])
-    db = Database.from_file([folder / "evidence.db"], mln=mln)
-    net = ground_model(mln, db, (folder / "query.db").read_text().split())
-    return net, {"ground_seconds": round(time.perf_counter() - start, 3),
-                 "atoms": net.n_atoms, "clauses": net.n_clauses, "components": net.n_components}
-
-
 @workload("marginals-random", "MC-SAT 1000 samples + Gibbs 4x250 on a random 5k-atom/150k-clause network")
 def marginals_random() -> dict:
     sys.path.insert(0, str(REPO_ROOT / "tests"))
@@ -82,23 +67,23 @@ def marginals_random() -> dict:
 
 @workload("marginals-smoke", "tuffy/smoke: ground, MC-SAT, Gibbs, exact comparison", peers="smoke")
 def marginals_smoke() -> dict:
-    net, figures = _tuffy("smoke")
+    net, figures = ground_tuffy("smoke")
     return {**figures, **_marginals(net, exact=True)}
 
 
 @workload("marginals-cse", "tuffy/cse: ground, MC-SAT 1000 samples, Gibbs 4x250", peers="cse-mcsat")
 def marginals_cse() -> dict:
-    net, figures = _tuffy("cse")
+    net, figures = ground_tuffy("cse")
     return {**figures, **_marginals(net)}
 
 
 @workload("marginals-rc1000", "tuffy/rc1000: ground, MC-SAT 1000 samples, Gibbs 4x250", peers="rc1000-mcsat")
 def marginals_rc1000() -> dict:
-    net, figures = _tuffy("rc1000")
+    net, figures = ground_tuffy("rc1000")
     return {**figures, **_marginals(net)}
 
 
 @workload("marginals-class", "tuffy/class: ground, MC-SAT 1000 samples, Gibbs 4x250", peers="class-mcsat")
 def marginals_class() -> dict:
-    net, figures = _tuffy("class")
+    net, figures = ground_tuffy("class")
     return {**figures, **_marginals(net)}
