@@ -28,10 +28,11 @@ def mln_error(text: str, header: str = HEADER) -> MarkovLogicError:
     return info.value
 
 
-def check(err: MarkovLogicError, cls, message: str, line: int, column: int) -> None:
+def check(err: MarkovLogicError, cls, message: str, line: int, column: int, file: str = "m.mln") -> None:
+    """The error's class, message, place, source line and caret under the column."""
     assert type(err) is cls, (type(err), str(err))
     assert message in err.message, err.message
-    assert (err.file, err.line, err.column) == ("m.mln", line, column), str(err)
+    assert (err.file, err.line, err.column) == (file, line, column), str(err)
     assert err.source_line is not None
     assert err.render().splitlines()[-1] == "    " + " " * (column - 1) + "^"
 
@@ -159,13 +160,6 @@ def db_error(text: str) -> MarkovLogicError:
     return info.value
 
 
-def check_db(err, cls, message, line, column):
-    assert type(err) is cls, (type(err), str(err))
-    assert message in err.message, err.message
-    assert (err.file, err.line, err.column) == ("e.db", line, column), str(err)
-    assert err.source_line is not None
-
-
 @pytest.mark.parametrize(
     "text, message, line, column",
     [
@@ -182,7 +176,7 @@ def check_db(err, cls, message, line, column):
     ],
 )
 def test_evidence_errors(text, message, line, column):
-    check_db(db_error(text), EvidenceError, message, line, column)
+    check(db_error(text), EvidenceError, message, line, column, file="e.db")
 
 
 @pytest.mark.parametrize(
@@ -195,7 +189,7 @@ def test_evidence_errors(text, message, line, column):
     ],
 )
 def test_evidence_syntax_errors(text, message, line, column):
-    check_db(db_error(text), MLNSyntaxError, message, line, column)
+    check(db_error(text), MLNSyntaxError, message, line, column, file="e.db")
 
 
 def test_same_evidence_twice_is_fine_and_new_constants_are_fine():
@@ -229,6 +223,4 @@ def test_evidence_error_in_second_file_names_it(tmp_path: Path):
 def test_query_errors(text, cls, message, column):
     with pytest.raises(MarkovLogicError) as info:
         parse_queries(text, MODEL)
-    err = info.value
-    assert type(err) is cls and message in err.message, str(err)
-    assert (err.file, err.line, err.column) == ("<query>", 1, column)
+    check(info.value, cls, message, 1, column, file="<query>")
