@@ -48,6 +48,14 @@ def _err(cls, message: str, pos: Pos | None):
     return cls(message, file=pos.file, line=pos.line, column=pos.column)
 
 
+def _arity_message(kind: str, name: str, decl: PredicateDecl | FunctionDecl, given: int) -> str:
+    """``predicate 'R' takes 2 arguments (t, t), not 1``."""
+    return (
+        f"{kind} '{name}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
+        f"({', '.join(decl.arg_types)}), not {given}"
+    )
+
+
 def _where(pos: Pos | None) -> str:
     return f"line {pos.line}, column {pos.column}" if pos is not None else "elsewhere"
 
@@ -120,8 +128,7 @@ class _Typing:
                 if len(t.args) != decl.arity:
                     raise _err(
                         MLNSemanticError,
-                        f"function '{t.name}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
-                        f"({', '.join(decl.arg_types)}), not {len(t.args)}",
+                        _arity_message("function", t.name, decl, len(t.args)),
                         t.pos,
                     )
                 if want is not None and decl.return_type != want:
@@ -162,8 +169,7 @@ class _Typing:
         if len(atom.args) != decl.arity:
             raise _err(
                 MLNSemanticError,
-                f"predicate '{atom.predicate}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
-                f"({', '.join(decl.arg_types)}), not {len(atom.args)}",
+                _arity_message("predicate", atom.predicate, decl, len(atom.args)),
                 atom.pos,
             )
         for arg, arg_type in zip(atom.args, decl.arg_types):
@@ -371,8 +377,7 @@ def _signature_error(atom, mln) -> None:
         raise _err(EvidenceError, f"undeclared predicate '{g.predicate}'{hint}", atom.pos)
     raise _err(
         EvidenceError,
-        f"predicate '{g.predicate}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
-        f"({', '.join(decl.arg_types)}), not {len(g.args)}",
+        _arity_message("predicate", g.predicate, decl, len(g.args)),
         atom.pos,
     )
 
@@ -410,8 +415,7 @@ def _check_function_values(values, functions: Mapping[str, FunctionDecl]) -> Non
         if len(fv.args) != decl.arity:
             raise _err(
                 EvidenceError,
-                f"function '{fv.function}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
-                f"({', '.join(decl.arg_types)}), not {len(fv.args)}",
+                _arity_message("function", fv.function, decl, len(fv.args)),
                 fv.pos,
             )
         key = (fv.function, fv.args)
@@ -472,7 +476,6 @@ def check_queries(queries: Iterable[Query], mln) -> None:
         if q.args is not None and len(q.args) != decl.arity:
             raise _err(
                 QueryError,
-                f"predicate '{q.predicate}' takes {decl.arity} argument{'s' * (decl.arity != 1)} "
-                f"({', '.join(decl.arg_types)}), not {len(q.args)}",
+                _arity_message("predicate", q.predicate, decl, len(q.args)),
                 q.pos,
             )
