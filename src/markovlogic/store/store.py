@@ -107,6 +107,18 @@ def evidence_error(message: str, pos) -> EvidenceError:
     return EvidenceError(message, source_line=_source_line(pos), **_where(pos))
 
 
+def _intern_rows(consts: ConstantTable, arg_types: Sequence[str], arg_rows: list) -> np.ndarray:
+    """Add the constants of ``arg_rows`` (tuples of names) to their argument
+    types and return their ids as an ``(len(arg_rows), len(arg_types))`` array."""
+    cols = []
+    for j, tname in enumerate(arg_types):
+        column = [r[j] for r in arg_rows]
+        consts.add_many(tname, column)
+        ids = consts.ids
+        cols.append(np.fromiter((ids[c] for c in column), dtype=np.int32, count=len(column)))
+    return np.stack(cols, axis=1) if cols else np.zeros((len(arg_rows), 0), np.int32)
+
+
 class EvidenceStore:
     """Types, constants and evidence of one grounding problem, in DuckDB.
 
@@ -161,25 +173,14 @@ class EvidenceStore:
                 consts.add(tname, name)
         pred_args: dict[str, np.ndarray] = {}
         for name, (arg_rows, _, _) in by_pred.items():
-            decl = mln.predicates[name]
-            cols = []
-            for j, tname in enumerate(decl.arg_types):
-                column = [r[j] for r in arg_rows]
-                consts.add_many(tname, column)
-                ids = consts.ids
-                cols.append(np.fromiter((ids[c] for c in column), dtype=np.int32, count=len(column)))
-            pred_args[name] = np.stack(cols, axis=1) if cols else np.zeros((len(arg_rows), 0), np.int32)
+            pred_args[name] = _intern_rows(consts, mln.predicates[name].arg_types, arg_rows)
         func_args: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for name, (arg_rows, values, _) in by_func.items():
             decl = mln.functions[name]
-            cols = []
-            for j, tname in enumerate(decl.arg_types):
-                column = [r[j] for r in arg_rows]
-                consts.add_many(tname, column)
-                cols.append(np.array([consts.ids[c] for c in column], dtype=np.int32))
+            args = _intern_rows(consts, decl.arg_types, arg_rows)
             consts.add_many(decl.return_type, values)
             vals = np.array([consts.ids[v] for v in values], dtype=np.int32)
-            func_args[name] = (np.stack(cols, axis=1) if cols else np.zeros((len(values), 0), np.int32), vals)
+            func_args[name] = (args, vals)
         self._check_query_constants()
 
         # ---- 3. evidence rows: duplicates, contradictions, blocks
