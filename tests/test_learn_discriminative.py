@@ -264,9 +264,9 @@ def test_learning_through_mcsat(learner):
 
 def test_persistent_mcsat_chain_follows_weight_changes():
     """The MC-SAT chain kept across iterations samples the distribution of
-    the current weights after they change (and uses the fast path)."""
+    the current weights after they change."""
     from markovlogic.infer.exact import exact_marginals
-    from markovlogic.learn.engines import MCSATChain
+    from markovlogic.learn.engines import PersistentMCSAT
 
     net = GroundNetwork.from_clauses(4, [
         (0.0, [(0, True), (1, False)]),
@@ -274,9 +274,8 @@ def test_persistent_mcsat_chain_follows_weight_changes():
         (0.0, [(3, True)]),
         (None, [(0, False), (3, False)]),
     ])
-    chain = MCSATChain(net, seed=5)
+    chain = PersistentMCSAT(net, seed=5)
     for params in (np.array([1.5, -0.7, 0.9]), np.array([-1.0, 2.0, 0.0])):
         current = net.with_params(params)
         worlds = chain.sample(current, 3000, 50)
         assert np.allclose(worlds.mean(axis=0), exact_marginals(current).probabilities, atol=0.04)
-    assert chain.fast, "the persistent chain fell back to sample_worlds (MC-SAT internals changed)"

@@ -46,18 +46,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numba as nb
 import numpy as np
 
+from ..errors import InferenceError
 from ..ground.network import GroundNetwork
 from .gibbs import rao_blackwell_tally
 from .marginals import ChunkRunner, check_int, check_real, check_sampling
 from .results import MarginalResult
 from .samplesat import (
     KERNEL, N_STATS, SEL_FALSE, SEL_NONE, SEL_SAT, ST_CAPPED, ST_EXC_ACCEPTED, ST_EXCURSIONS,
-    ST_MH_ACCEPTED, ST_MH_PROPOSALS, ST_MOVES, ST_ONE_STEP, ST_PROPOSALS, Prepared, SamplerState,
-    feasible_state, fill_inactive, flip, prepare, rand_below, rand_unit, random_inactive, samplesat,
+    ST_MH_ACCEPTED, ST_MH_PROPOSALS, ST_MOVES, ST_ONE_STEP, ST_PROPOSALS, feasible_state, fill_inactive,
+    flip, prepare, rand_below, rand_unit, random_inactive, samplesat,
 )
 
 DEFAULT_MAX_PATH = 100
@@ -158,35 +160,155 @@ def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp,
                 store[i, a] = world[a]
 
 
-class _Chain:
-    """One MC-SAT chain: the prepared network, its state and the settings."""
+class MCSATChain:
+    """One MC-SAT chain over a network whose clause weights may change
+    between calls (weight learning keeps one per training database).
 
-    def __init__(self, prep: Prepared, state: SamplerState, n_steps: int, n_mh: int, max_path: int,
-                 walksat_prob: float, temperature: float, guide_weight: float) -> None:
-        self.prep = prep
-        self.state = state
-        self.n_steps = n_steps
-        self.n_mh = n_mh
-        self.max_path = max_path
-        self.p_ws = walksat_prob
-        self.temp = temperature
-        self.rao_blackwell = True
-        sat = prep.sat
-        size = np.diff(sat.clause_start)[prep.soft]
-        self.strong = prep.soft[(np.abs(sat.weight[prep.soft]) >= guide_weight) & (size >= 2)].astype(np.int32)
-        self.path = np.zeros(2 * max_path, dtype=np.int32)
+    The clauses are normalised once, with every soft clause kept whatever its
+    weight (normalisation would drop the zero-weight ones, and learning starts
+    at zero): a zero weight is never selected by the slice and adds nothing
+    to the score, so it samples the same distribution. :meth:`set_weights`
+    writes new weights into the normalised arrays, with the slice
+    probabilities ``1 - exp(-|w|)``, the strong clauses of the pair moves and
+    the world's score, without re-normalising or finding a new start world.
+
+    ``init``: the first world (made to satisfy the hard clauses and blocks by
+    WalkSAT if it does not; random if None); the other options are those of
+    :func:`mcsat`. :meth:`sample` draws successive worlds, continuing from
+    where the last call stopped; :attr:`state` is the current world."""
+
+    def __init__(
+        self,
+        net: GroundNetwork,
+        *,
+        seed: int = 0,
+        init: np.ndarray | None = None,
+        walksat_prob: float = 0.5,
+        temperature: float = 0.5,
+        max_steps: int | None = None,
+        metropolis_steps: int | None = None,
+        guide_weight: float = DEFAULT_GUIDE_WEIGHT,
+        max_path: int = DEFAULT_MAX_PATH,
+        hard_weight: float | None = None,
+        rao_blackwell: bool = True,
+    ) -> None:
+        check_sampling(1, 0, seed, None, None)
+        self.p_ws = check_real("walksat_prob", walksat_prob, 0.0, 1.0)
+        self.temp = check_real("temperature", temperature, 0.0)
+        if max_steps is not None:
+            check_int("max_steps", max_steps, 1)
+        if metropolis_steps is not None:
+            check_int("metropolis_steps", metropolis_steps, 0)
+        self.max_path = check_int("max_path", max_path, 1)
+        self.guide_weight = check_real("guide_weight", guide_weight, 0.0, low_open=True)
+        if hard_weight is not None:
+            check_real("hard_weight", hard_weight, 0.0, low_open=True)
+        self.hard_weight = hard_weight
+        self.rao_blackwell = bool(rao_blackwell)
+        self.n_clauses = net.n_clauses
+        self.n_atoms = net.n_atoms
+        # every soft clause kept: normalise with placeholder weights, then write the real ones
+        placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
+        self.prep = prepare(placeholder, hard_weight)
+        sat = self.prep.sat
+        self._orig_hard = np.flatnonzero(net.is_hard[sat.orig_clause])
+        self._size2 = np.diff(sat.clause_start)[self.prep.soft] >= 2
+        self._abs = np.empty(sat.n_clauses, dtype=np.float64)
+        self.rng = np.random.default_rng(seed)
+        self.n_steps = default_steps(self.prep.n_vars) if max_steps is None else int(max_steps)
+        self.n_mh = self.n_steps if metropolis_steps is None else int(metropolis_steps)
+        self.path = np.zeros(2 * self.max_path, dtype=np.int32)
         self.stats = np.zeros(N_STATS + 2, dtype=np.int64)
         self.prob = np.zeros(2 * (int(np.diff(sat.block_start).max()) if sat.n_blocks else 1), dtype=np.float64)
         self._no_tally = np.zeros(0, dtype=np.float64)
         self._no_store = np.zeros((0, sat.n_atoms), dtype=bool)
+        self._write_weights(np.asarray(net.weight, dtype=np.float64))
+        self._state, self.init_flips = feasible_state(self.prep, self.rng, init)
+        self._state.fst[0] = self._score()
+
+    # ---------------------------------------------------------------- weights
+
+    def set_weights(self, weights: np.ndarray) -> None:
+        """New clause weights (float64[n_clauses] of the network the chain was
+        built from; the entries of hard clauses are ignored). The chain goes
+        on from its current world, now sampling the new distribution."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (self.n_clauses,):
+            raise InferenceError(f"set_weights: expected {self.n_clauses} clause weights, got shape {w.shape}")
+        self._write_weights(w)
+        self._state.fst[0] = self._score()
+
+    def _write_weights(self, w: np.ndarray) -> None:
+        sat, prep = self.prep.sat, self.prep
+        np.take(w, sat.orig_clause, out=sat.weight)
+        sat.weight[self._orig_hard] = 0.0 if self.hard_weight is None else float(self.hard_weight)
+        if not np.all(np.isfinite(sat.weight)):
+            raise InferenceError("a clause weight is not finite; use a hard clause instead of an infinite weight")
+        np.abs(sat.weight, out=self._abs)
+        np.negative(self._abs, out=self._abs)
+        np.expm1(self._abs, out=prep.thresh)
+        np.negative(prep.thresh, out=prep.thresh)
+        soft = prep.soft
+        self.strong = soft[(np.abs(sat.weight[soft]) >= self.guide_weight) & self._size2].astype(np.int32)
+
+    def _score(self) -> float:
+        """The score the kernels keep up to date by differences (soft clauses only)."""
+        return float(self.prep.sat.weight @ (self._state.count > 0))
+
+    # ---------------------------------------------------------------- state
+
+    @property
+    def state(self) -> np.ndarray:
+        """A copy of the current world (bool[n_atoms]; atoms that no clause
+        touches hold arbitrary values: :meth:`sample` redraws them)."""
+        return self._state.world.copy()
+
+    @state.setter
+    def state(self, world: np.ndarray) -> None:
+        """Move the chain to ``world`` (repaired by WalkSAT on the hard
+        clauses and blocks if it violates them)."""
+        self.reset(world)
+
+    def reset(self, init: np.ndarray | None = None) -> None:
+        """Restart the chain from ``init`` (or a random world)."""
+        self._state, flips = feasible_state(self.prep, self.rng, init)
+        self.init_flips += flips
+        self._state.fst[0] = self._score()
+
+    @property
+    def variables(self) -> int:
+        return self.prep.n_vars
+
+    # ---------------------------------------------------------------- sampling
 
     def run(self, k: int, tally: np.ndarray | None = None, store: np.ndarray | None = None) -> None:
+        """``k`` MC-SAT steps; after each, add to ``tally`` (float64[n_atoms])
+        each atom's conditional probability (Rao-Blackwell) or truth value,
+        and/or write the world to row ``i`` of ``store`` (bool[k, n_atoms])."""
         _mcsat_run(
             k, self._no_tally if tally is None else tally, self._no_store if store is None else store,
             self.rao_blackwell, self.n_steps, self.n_mh, self.max_path, self.p_ws, self.temp, self.prep.soft,
-            self.strong, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays, self.state.arrays,
+            self.strong, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays, self._state.arrays,
             self.path, self.prob, self.stats,
         )
+
+    def sample(self, n: int, *, burn_in: int = 0) -> np.ndarray:
+        """``n`` successive worlds (bool[n, n_atoms]) after ``burn_in`` steps.
+        Atoms that no clause touches are drawn from their exact distribution
+        in each world."""
+        check_int("n", n, 1)
+        check_int("burn_in", burn_in, 0)
+        if burn_in:
+            self.run(burn_in)
+        worlds = np.zeros((n, self.n_atoms), dtype=bool)
+        self.run(n, store=worlds)
+        random_inactive(self.prep, worlds, self.rng)
+        return worlds
+
+    def marginals(self, tally: np.ndarray, n: int) -> np.ndarray:
+        """Marginals from a tally of ``n`` samples (exact ones for the atoms
+        that no clause touches)."""
+        return fill_inactive(self.prep, tally / float(n))
 
     def stats_dict(self) -> dict:
         s = self.stats
@@ -208,26 +330,6 @@ class _Chain:
             "pair_proposals": int(s[ST_PAIR_PROPOSALS]),
             "pair_accept_rate": int(s[ST_PAIR_ACCEPTED]) / int(s[ST_PAIR_PROPOSALS]) if s[ST_PAIR_PROPOSALS] else 0.0,
         }
-
-
-def _setup(net: GroundNetwork, seed: int, init: np.ndarray | None, walksat_prob, temperature, max_steps,
-           metropolis_steps, max_path, guide_weight, hard_weight) -> tuple[_Chain, np.random.Generator, int]:
-    p_ws = check_real("walksat_prob", walksat_prob, 0.0, 1.0)
-    temp = check_real("temperature", temperature, 0.0)
-    if max_steps is not None:
-        check_int("max_steps", max_steps, 1)
-    if metropolis_steps is not None:
-        check_int("metropolis_steps", metropolis_steps, 0)
-    max_path = check_int("max_path", max_path, 1)
-    guide = check_real("guide_weight", guide_weight, 0.0, low_open=True)
-    if hard_weight is not None:
-        check_real("hard_weight", hard_weight, 0.0, low_open=True)
-    prep = prepare(net, hard_weight)
-    rng = np.random.default_rng(seed)
-    state, init_flips = feasible_state(prep, rng, init)
-    n_steps = default_steps(prep.n_vars) if max_steps is None else int(max_steps)
-    n_mh = n_steps if metropolis_steps is None else int(metropolis_steps)
-    return _Chain(prep, state, n_steps, n_mh, max_path, p_ws, temp, guide), rng, init_flips
 
 
 def mcsat(
@@ -270,16 +372,17 @@ def mcsat(
     number of samples drawn so far."""
     check_sampling(samples, burn_in, seed, max_seconds, progress)
     runner = ChunkRunner(max_seconds)
-    chain, _, init_flips = _setup(net, seed, init, walksat_prob, temperature, max_steps, metropolis_steps,
-                                  max_path, guide_weight, hard_weight)
-    chain.rao_blackwell = bool(rao_blackwell)
+    chain = MCSATChain(net, seed=seed, init=init, walksat_prob=walksat_prob, temperature=temperature,
+                       max_steps=max_steps, metropolis_steps=metropolis_steps, guide_weight=guide_weight,
+                       max_path=max_path, hard_weight=hard_weight, rao_blackwell=rao_blackwell)
+    init_flips = chain.init_flips
     setup_seconds = runner.elapsed()
     burned = runner.run(lambda k: chain.run(k), burn_in)
     t_sample = time.perf_counter()
     tally = np.zeros(net.n_atoms, dtype=np.float64)
     drawn = runner.run(lambda k: chain.run(k, tally=tally), samples, progress, at_least_one=True)
     sample_seconds = time.perf_counter() - t_sample
-    prob = fill_inactive(chain.prep, tally / float(drawn))
+    prob = chain.marginals(tally, drawn)
     seconds = runner.elapsed()
     stats = {
         "samples": drawn,
@@ -290,7 +393,7 @@ def mcsat(
         "samples_per_second": drawn / sample_seconds if sample_seconds > 0 else float("inf"),
         "stopped_early": runner.stopped_early,
         "init_flips": init_flips,
-        "variables": chain.prep.n_vars,
+        "variables": chain.variables,
         "walksat_prob": chain.p_ws,
         "temperature": chain.temp,
         "rao_blackwell": chain.rao_blackwell,
@@ -320,11 +423,7 @@ def sample_worlds(
     over these worlds). Atoms that no clause touches are drawn from their
     exact distribution in each world."""
     check_sampling(n_samples, burn_in, seed, None, None)
-    chain, rng, _ = _setup(net, seed, init, walksat_prob, temperature, max_steps, metropolis_steps, max_path,
-                           guide_weight, hard_weight)
-    if burn_in:
-        chain.run(burn_in)
-    worlds = np.zeros((n_samples, net.n_atoms), dtype=bool)
-    chain.run(n_samples, store=worlds)
-    random_inactive(chain.prep, worlds, rng)
-    return worlds
+    chain = MCSATChain(net, seed=seed, init=init, walksat_prob=walksat_prob, temperature=temperature,
+                       max_steps=max_steps, metropolis_steps=metropolis_steps, guide_weight=guide_weight,
+                       max_path=max_path, hard_weight=hard_weight)
+    return chain.sample(n_samples, burn_in=burn_in)

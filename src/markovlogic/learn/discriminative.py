@@ -171,7 +171,6 @@ def _second_order(
             "lambda": lam,
             "backtracks": backtracks,
             "samples": sum(getattr(e, "samples", 0) * getattr(e, "calls", 0) for e in engines),
-            "mcsat_fast_path": all(getattr(getattr(e, "chain", None), "fast", True) for e in engines),
         },
     )
 

@@ -17,8 +17,7 @@ inference algorithm is one argument (``inference="exact" | "mcsat"``,
 
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 import numpy as np
@@ -251,19 +250,11 @@ class FunctionChain:
         return worlds
 
 
-class MCSATChain:
-    """One MC-SAT chain kept across learning iterations.
-
-    ``infer.mcsat.sample_worlds`` normalises the clauses and finds a feasible
-    world on every call (seconds on millions of clauses) and drops the clauses
-    whose weight is 0 (all of them at the start of learning). This chain
-    normalises once, with every soft clause kept (a zero weight is never
-    selected by MC-SAT's slice), and before each call writes the new weights
-    and slice probabilities into the normalised arrays, so each iteration only
-    samples. It uses the sampler's building blocks (``samplesat.prepare``,
-    ``feasible_state``, ``mcsat._Chain``); if they are not available it falls
-    back to ``sample_worlds`` warm-started from the last world
-    (``self.fast`` tells which).
+class PersistentMCSAT:
+    """One MC-SAT chain kept across learning iterations, through the public
+    :class:`markovlogic.infer.mcsat.MCSATChain`: the clauses are normalised
+    and a start world found once, and each call only writes the new weights
+    (``set_weights``) and samples, continuing from the last world.
 
     ``init``: the chain's first world (learning starts it at the training
     world, see :func:`training_start`); ``restart``: go back to ``init`` at
@@ -275,82 +266,17 @@ class MCSATChain:
 
     def __init__(self, net: GroundNetwork, seed: int = 0, metropolis_steps: int | None = None,
                  init: np.ndarray | None = None, restart: bool = False) -> None:
+        from ..infer.mcsat import MCSATChain
+
         self.init = None if init is None else np.asarray(init, dtype=bool)
         self.restart = restart and self.init is not None
-        self.rng = np.random.default_rng(seed)
-        self.seed = seed
-        self.metropolis_steps = metropolis_steps
-        self.chain = None
-        self.fallback: FunctionChain | None = None
-        try:
-            from ..infer import mcsat as mc
-            from ..infer import samplesat as ss
-
-            placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
-            self.prep = ss.prepare(placeholder)
-            self._mc, self._ss = mc, ss
-            sat = self.prep.sat
-            self._hard = np.flatnonzero(sat.is_hard)
-            self._abs = np.empty(sat.n_clauses)
-            self.fast = True
-        except (ImportError, AttributeError, TypeError):  # pragma: no cover - sampler internals changed
-            self.fallback = FunctionChain(mcsat_sampler, seed)
-            self.fast = False
-
-    def _start(self) -> None:
-        mc, ss, prep = self._mc, self._ss, self.prep
-        steps = mc.default_steps(prep.n_vars)
-        mh = steps if self.metropolis_steps is None else self.metropolis_steps
-        known = dict(prep=prep, n_steps=steps, n_mh=mh, max_path=getattr(mc, "DEFAULT_MAX_PATH", 100),
-                     walksat_prob=0.5, temperature=0.5, guide_weight=getattr(mc, "DEFAULT_GUIDE_WEIGHT", 1.0))
-        params = inspect.signature(mc._Chain.__init__).parameters
-        missing = [n for n, p in params.items() if n not in known and n not in ("self", "state")
-                   and p.default is inspect.Parameter.empty]
-        if missing:  # pragma: no cover - the chain's constructor changed
-            raise TypeError(f"mcsat._Chain needs {missing}")
-        state, _ = ss.feasible_state(prep, self.rng, self.init)
-        self.chain = mc._Chain(state=state, **{n: v for n, v in known.items() if n in params})
-
-    def _set_weights(self, weight: np.ndarray) -> None:
-        """Write the network's clause weights into the normalised arrays, and
-        MC-SAT's slice probabilities 1 - exp(-|w|)."""
-        sat = self.prep.sat
-        np.take(weight, sat.orig_clause, out=sat.weight)
-        sat.weight[self._hard] = 0.0
-        np.abs(sat.weight, out=self._abs)
-        np.negative(self._abs, out=self._abs)
-        np.expm1(self._abs, out=self.prep.thresh)
-        np.negative(self.prep.thresh, out=self.prep.thresh)
+        self.chain = MCSATChain(net, seed=seed, init=self.init, metropolis_steps=metropolis_steps)
 
     def sample(self, net: GroundNetwork, n: int, burn_in: int) -> np.ndarray:
-        if self.fallback is not None:
-            return self.fallback.sample(net, n, burn_in)
-        self._set_weights(net.weight)
-        if self.chain is not None and self.restart:
-            self.chain.state, _ = self._ss.feasible_state(self.prep, self.rng, self.init)
-        if self.chain is None:
-            try:
-                self._start()
-            except (TypeError, AttributeError):  # pragma: no cover - sampler internals changed
-                self.fast = False
-                self.fallback = FunctionChain(mcsat_sampler, self.seed)
-                self.fallback.state = self.init
-                return self.fallback.sample(net, n, burn_in)
-        elif self.chain.n_mh:
-            # what depends on the weights: the world's score (the kernels
-            # update it by differences) and the strong clauses of pair moves
-            st = self.chain.state
-            st.fst[0] = float(self.prep.sat.weight @ (st.count > 0))
-            if hasattr(self.chain, "strong"):
-                soft = self.prep.soft
-                guide = getattr(self._mc, "DEFAULT_GUIDE_WEIGHT", 3.0)
-                self.chain.strong = soft[np.abs(self.prep.sat.weight[soft]) >= guide].astype(np.int32)
-        if burn_in:
-            self.chain.run(burn_in)
-        worlds = np.zeros((n, net.n_atoms), dtype=bool)
-        self.chain.run(n, store=worlds)
-        self._ss.random_inactive(self.prep, worlds, self.rng)
-        return worlds
+        self.chain.set_weights(net.weight)
+        if self.restart:
+            self.chain.reset(self.init)
+        return self.chain.sample(n, burn_in=burn_in)
 
 
 class SampledEngine:
@@ -400,13 +326,6 @@ def training_start(net: GroundNetwork) -> np.ndarray | None:
     if net.truth is None or (net.truth < 0).any():
         return None
     return net.truth.astype(bool)
-
-
-def mcsat_sampler(net: GroundNetwork, n_samples: int, init: np.ndarray | None, seed: int, burn_in: int) -> np.ndarray:
-    """Draw ``n_samples`` worlds with ``infer.mcsat.sample_worlds`` (keeping every sample)."""
-    from ..infer import mcsat as mcsat_module
-
-    return mcsat_module.sample_worlds(net, n_samples, init=init, seed=seed, burn_in=burn_in)
 
 
 # ---------------------------------------------------------------- MAP
@@ -460,7 +379,7 @@ def expectation_factory(inference: str | EngineFactory, *, samples: int = 5, bur
         return lambda net, seed: ExactEngine(net, max_atoms=max_atoms)
     if inference == "mcsat":
         return lambda net, seed: SampledEngine(
-            net, MCSATChain(net, seed, metropolis_steps=0, init=training_start(net)),
+            net, PersistentMCSAT(net, seed, metropolis_steps=0, init=training_start(net)),
             samples=samples, burn_in=burn_in, seed=seed,
         )
     raise OptionError(f"unknown inference {inference!r} for learning; choose exact or mcsat")
