@@ -11,7 +11,7 @@ Alchemy does). Arguments of internal functions and of the comparisons
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import EvidenceError, MLNSemanticError, QueryError
@@ -40,6 +40,21 @@ from .ast import (
 
 INTERNAL_ARITY = {"+": 2, "-": 2, "*": 2, "/": 2, "%": 2, "succ": 1, "concat": 2, "substr": 2}
 INTERNAL_PREDICATE_ARITY = {"substr": 2}
+
+
+def subformulas(formula: Formula) -> Iterator[Formula]:
+    """Every subformula of ``formula`` (itself included) in pre-order, a left
+    operand before its right one; iterative, so deep formulas do not recurse."""
+    stack: list[Formula] = [formula]
+    while stack:
+        f = stack.pop()
+        yield f
+        kind = type(f)
+        if kind is Not or kind is Forall or kind is Exists:
+            stack.append(f.body)
+        elif kind is And or kind is Or or kind is Implies or kind is Iff:
+            stack.append(f.right)
+            stack.append(f.left)
 
 
 def _err(cls, message: str, pos: Pos | None):
@@ -221,24 +236,16 @@ class _Typing:
 
     def formula(self, formula: Formula) -> list[tuple[str, Pos | None]]:
         quantified: list[tuple[str, Pos | None]] = []
-        stack: list[Formula] = [formula]
-        while stack:
-            f = stack.pop()
+        for f in subformulas(formula):
             kind = type(f)
             if kind is Atom:
                 self.atom(f)
             elif kind is Compare:
                 self.compare(f)
-            elif kind is Not:
-                stack.append(f.body)
-            elif kind in (And, Or, Implies, Iff):
-                stack.append(f.right)
-                stack.append(f.left)
             elif kind in (Forall, Exists):
                 for name in f.variables:
                     quantified.append((name, f.pos))
-                stack.append(f.body)
-            else:  # pragma: no cover
+            elif kind not in (Not, And, Or, Implies, Iff):  # pragma: no cover
                 raise _err(MLNSemanticError, f"unexpected formula {f!r}", getattr(f, "pos", None))
         return quantified
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Container, Iterator, Union
 
 from ..lang import ast as _ast
+from ..lang.checks import subformulas
 
 from ..lang.ast import (
     And,
@@ -283,20 +284,9 @@ def _to_nnf(formula: Formula, positive: bool, leaf: Callable[[Comparison], "NNF"
 def starred_atoms(formula: Formula) -> list[Atom]:
     """The distinct starred atoms of ``formula`` (by predicate and arguments), in order."""
     seen: dict[tuple, Atom] = {}
-
-    def walk(f: Formula) -> None:
-        if isinstance(f, Atom):
-            if f.star:
-                seen.setdefault((f.predicate, f.args), f)
-        elif isinstance(f, Compare):
-            return
-        elif isinstance(f, (Not, Forall, Exists)):
-            walk(f.body)
-        else:
-            walk(f.left)
-            walk(f.right)
-
-    walk(formula)
+    for f in subformulas(formula):
+        if isinstance(f, Atom) and f.star:
+            seen.setdefault((f.predicate, f.args), f)
     return list(seen.values())
 
 

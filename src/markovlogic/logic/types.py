@@ -32,6 +32,7 @@ from ..lang.ast import (
     Term,
     Var,
 )
+from ..lang.checks import subformulas
 from ..model import MLN
 from .clauses import Comparison, ExistsGroup, Literal
 from .nnf import NAnd, NExists, NForall, NOr, rewrite_internal_predicates
@@ -278,23 +279,15 @@ def plus_variables(formula: Formula, formula_pos: Pos | None = None) -> tuple[st
             for a in t.args:
                 visit_term(a)
 
-    def walk(f: Formula) -> None:
+    for f in subformulas(formula):
         if isinstance(f, Atom):
             for a in f.args:
                 visit_term(a)
         elif isinstance(f, Compare):
             visit_term(f.left)
             visit_term(f.right)
-        elif isinstance(f, Not):
-            walk(f.body)
         elif isinstance(f, (Forall, Exists)):
             bound.update(f.variables)
-            walk(f.body)
-        else:
-            walk(f.left)
-            walk(f.right)
-
-    walk(formula)
     for name in order:
         if name in bound:
             raise semantic_error(
