@@ -33,6 +33,7 @@ from .ilp import (
     infeasibility_error,
     solved_map_result,
     time_share,
+    trivial_bound,
 )
 from .kernels_state import SatArrays, sat_arrays
 from .map import DEFAULT_GROUP_ATOMS, component_groups
@@ -131,7 +132,7 @@ def cpsat_map(
             raise infeasibility_error(net, sat, g)
         if status == cp_model.MODEL_INVALID:
             raise InferenceError(f"CP-SAT rejected the model: {model.validate()}")
-        trivial = float(g.sat.weight[~g.sat.is_hard & (g.sat.weight > 0)].sum())
+        trivial = trivial_bound(g.sat)
         local = None
         group_bound = trivial
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
