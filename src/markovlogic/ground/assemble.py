@@ -70,6 +70,24 @@ _NETWORKS = {
 }
 
 
+def block_pairs(block_start: np.ndarray, block_atoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair ``(a[i], b[i])`` of two atoms of one exactly-one block (the
+    "no two values" clauses), vectorised per block size, sizes ascending."""
+    sizes = np.diff(block_start)
+    a_parts, b_parts = [], []
+    for s in np.unique(sizes):
+        if s < 2:
+            continue
+        which = np.flatnonzero(sizes == s)
+        p, q = np.triu_indices(int(s), 1)
+        a_parts.append(block_atoms[block_start[which][:, None] + p[None, :]].reshape(-1))
+        b_parts.append(block_atoms[block_start[which][:, None] + q[None, :]].reshape(-1))
+    if not a_parts:
+        empty = np.zeros(0, dtype=block_atoms.dtype)
+        return empty, empty.copy()
+    return np.concatenate(a_parts), np.concatenate(b_parts)
+
+
 def _sort_rows(codes: np.ndarray) -> np.ndarray:
     """Sort each row; narrow rows with a sorting network over columns
     (a few vectorised min/max passes instead of a per-row sort)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io import write_text_atomic
+from .assemble import block_pairs
 from .network import GroundNetwork
 
 
@@ -128,14 +129,10 @@ def wcnf_text(net: GroundNetwork, scale: float = 1e6, names: bool = True) -> str
         bvar = np.char.mod("%d", net.block_atoms.astype(np.int64) + 1).astype(object)
         body = _join_clauses(np.full(net.n_blocks, "h ", dtype=object), net.block_start, bvar, " ")
         out.append(body.replace("\n", " 0\n"))
-        bsizes = np.diff(net.block_start)
-        for s in np.unique(bsizes):
-            if s < 2:
-                continue
-            which = np.flatnonzero(bsizes == s)
-            p, q = np.triu_indices(int(s), 1)
-            a = net.block_atoms[net.block_start[which][:, None] + p[None, :]].reshape(-1).astype(np.int64) + 1
-            b = net.block_atoms[net.block_start[which][:, None] + q[None, :]].reshape(-1).astype(np.int64) + 1
+        a, b = block_pairs(net.block_start, net.block_atoms)
+        if len(a):
+            a = a.astype(np.int64) + 1
+            b = b.astype(np.int64) + 1
             out.append("".join(("h -" + np.char.mod("%d", a).astype(object) + " -"
                                 + np.char.mod("%d", b).astype(object) + " 0\n").tolist()))
     return "".join(out)

@@ -41,7 +41,7 @@ from ..lang.ast import Const, Func, Query, Var
 from ..logic.clauses import ClauseTemplate, Comparison, Literal
 from ..model import MLN, Database
 from ..store.store import EvidenceStore
-from .assemble import PAD, GroundClauses, Rows, distribute, merge
+from .assemble import PAD, GroundClauses, Rows, block_pairs, distribute, merge
 from .kernels import components, reverse_index
 from .network import GroundNetwork, _components
 from .registry import AtomRegistry, ParamRegistry
@@ -475,19 +475,14 @@ class Grounder:
         least = np.full((nb, max(w, 2)), PAD, dtype=np.int32)
         pos = np.arange(len(block_atoms)) - np.repeat(block_start[:-1], sizes)
         least[np.repeat(np.arange(nb), sizes), pos] = 2 * block_atoms
-        pairs = []
-        for s in np.unique(sizes):
-            if s < 2:
-                continue
-            which = np.flatnonzero(sizes == s)
-            p, q = np.triu_indices(int(s), 1)
-            a = block_atoms[block_start[which][:, None] + p[None, :]].reshape(-1)
-            b = block_atoms[block_start[which][:, None] + q[None, :]].reshape(-1)
+        a, b = block_pairs(block_start, block_atoms)
+        if len(a):
             pair = np.full((len(a), max(w, 2)), PAD, dtype=np.int32)
             pair[:, 0] = 2 * a + 1
             pair[:, 1] = 2 * b + 1
-            pairs.append(pair)
-        codes = np.concatenate([least] + pairs) if pairs else least
+            codes = np.concatenate([least, pair])
+        else:
+            codes = least
         return Rows(codes=codes, template=-1, param=None, coef=0.0)
 
     # ------------------------------------------------------------ network
