@@ -172,6 +172,47 @@ def occurrence_info(sat: SatArrays) -> tuple[np.ndarray, np.ndarray]:
     return info.astype(np.int32), np.ascontiguousarray(w, dtype=np.float64)
 
 
+_ATOM_BITS = np.int64(0x1FFFFFFF)
+
+
+def short_clause_keys(sat: SatArrays) -> np.ndarray:
+    """Per clause, its literals packed in one int64 when it has at most two
+    (``-1`` otherwise): ``hard << 61 | negative << 60 | x0 << 31 | s0 << 30 |
+    (x1 + 1) << 1 | s1`` (``x1 = -1`` for a unit clause; ``negative``: a soft
+    clause of negative weight). A step reads the clause it picked from this
+    one word instead of from the record and the literal arrays (three cache
+    misses on cse)."""
+    n = sat.n_clauses
+    key = np.full(n, -1, dtype=np.int64)
+    if n == 0 or sat.n_atoms >= 2**29 - 1:
+        return key
+    size = np.diff(sat.clause_start)
+    start = sat.clause_start[:-1]
+    short = np.flatnonzero(size <= 2)
+    s0 = start[short]
+    x0 = sat.lit_atom[s0].astype(np.int64)
+    p0 = sat.lit_positive[s0].astype(np.int64)
+    two = size[short] == 2
+    s1 = np.where(two, s0 + 1, s0)
+    x1 = np.where(two, sat.lit_atom[s1].astype(np.int64), -1)
+    p1 = np.where(two, sat.lit_positive[s1].astype(np.int64), 0)
+    hard = sat.is_hard[short].astype(np.int64)
+    neg = (~sat.is_hard[short] & (sat.weight[short] < 0)).astype(np.int64)
+    key[short] = (hard << 61) | (neg << 60) | (x0 << 31) | (p0 << 30) | ((x1 + 1) << 1) | p1
+    return key
+
+
+@nb.njit(cache=True, inline="always")
+def _lit(key, i, lit_atom, lit_positive):
+    """Atom and sign of literal ``i`` of the picked clause: the ``i``-th of its
+    packed key (0 or 1) if it has one, else ``lit_atom[i]``."""
+    if key >= 0:
+        if i == 0:
+            return np.int64((key >> np.int64(31)) & _ATOM_BITS), ((key >> np.int64(30)) & 1) == 1
+        return np.int64(((key >> np.int64(1)) & _ATOM_BITS) - 1), (key & 1) == 1
+    return np.int64(lit_atom[i]), lit_positive[i]
+
+
 @nb.njit(cache=True, inline="always")
 def _count(st):
     return (st >> np.int64(32)) & _COUNT_MASK
@@ -342,7 +383,7 @@ def _run(n_steps, noise, rs,
          world, best_world, clause_start, lit_atom, lit_positive,
          atom_lit_start, occ_clause, occ_positive, occ_info, occ_w, rec, wv, r32, val, P,
          block_start, block_atoms, atom_block, block_true,
-         bad, bad_pos, stamp, adj, ist, fst,
+         bad, bad_pos, stamp, adj, ist, fst, clause_key,
          atom_comp, comp_start, comp_atoms, comp_h, comp_c, comp_bh, comp_bc, comp_at_best):
     """Run up to ``n_steps`` steps; stop early when the target is reached.
 
@@ -359,16 +400,22 @@ def _run(n_steps, noise, rs,
             break
         ist[_I_FLIPS] += 1
         c = bad[_rand_below(rs, nbad)]
-        s = clause_start[c]
-        e = clause_start[c + 1]
-        only_true = rec[4 * c] < _HARD and wv[4 * c + 1] < 0
+        key = clause_key[c]
+        if key >= 0:
+            s = 0
+            e = 2 if (key & np.int64(0x3FFFFFFE)) != 0 else 1
+            only_true = ((key >> np.int64(60)) & 1) == 1
+        else:
+            s = clause_start[c]
+            e = clause_start[c + 1]
+            only_true = rec[4 * c] < _HARD and wv[4 * c + 1] < 0
         a = -1
         partner = -1
         if _rand_unit(rs) < noise:
             m = 0
             for i in range(s, e):
-                x = lit_atom[i]
-                if only_true and world[x] != lit_positive[i]:
+                x, xp = _lit(key, i, lit_atom, lit_positive)
+                if only_true and world[x] != xp:
                     continue
                 b = atom_block[x]
                 if b >= 0 and block_start[b + 1] - block_start[b] < 2:
@@ -393,8 +440,8 @@ def _run(n_steps, noise, rs,
             best_s = 0.0
             ties = 0
             for i in range(s, e):
-                x = lit_atom[i]
-                if only_true and world[x] != lit_positive[i]:
+                x, xp = _lit(key, i, lit_atom, lit_positive)
+                if only_true and world[x] != xp:
                     continue
                 b = atom_block[x]
                 if b < 0:
@@ -591,12 +638,13 @@ class Search:
         self.rs = np.array([np.uint64(rng.integers(1, 2**63 - 1))], dtype=np.uint64)
         self.rec, self.wv, self.r32 = clause_records(sat)
         self.occ_info, self.occ_w = occurrence_info(sat)
+        self.clause_key = short_clause_keys(sat)
         self.P = 1 << max(0, int(sat.n_atoms - 1).bit_length())
         self.val = np.zeros(2 * self.P, np.float64)
         self.bad = np.zeros(n_clauses, np.int32)
-        # position in the bad list, kept in the clause's own record (slot 7):
-        # removing a clause from the list then costs no extra cache miss
-        self.bad_pos = self.r32[7::8]
+        # position in the bad list: its own int32 array (4 bytes a clause, in
+        # L2 on cse), not the 32-byte record that a binary clause never reads
+        self.bad_pos = np.full(n_clauses, -1, np.int32)
         self.stamp = np.full(n_clauses, -1, np.int64)
         self.adj = np.zeros(n_clauses, np.int8)
         self.ist = np.zeros(8, np.int64)
@@ -679,7 +727,7 @@ class Search:
              sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive, self.occ_info, self.occ_w,
              self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
              sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
-             self.ist, self.fst, self.atom_comp, self.comp_start, self.comp_atoms,
+             self.ist, self.fst, self.clause_key, self.atom_comp, self.comp_start, self.comp_atoms,
              self.comp_h, self.comp_c, self.comp_bh, self.comp_bc, self.comp_at_best)
 
     @property
