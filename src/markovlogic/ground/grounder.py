@@ -37,8 +37,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import MarkovLogicError, MLNSemanticError
-from ..lang.ast import Const, Func, Query, Var
+from ..lang.ast import Const, Func, Query
 from ..logic.clauses import ClauseTemplate, Comparison, Literal
+from ..logic.nnf import leaf_terms, term_vars
 from ..model import MLN, Database
 from ..store.store import EvidenceStore
 from .assemble import PAD, GroundClauses, Rows, block_pairs, distribute, merge
@@ -89,25 +90,6 @@ def formula_constants(mln: MLN, templates: list[ClauseTemplate]) -> list[tuple[s
         for g in t.exists:
             for d in g.conjuncts:
                 leaf(d)
-    return out
-
-
-def _term_vars(term, out: set) -> None:
-    if isinstance(term, Var):
-        out.add(term.name)
-    elif isinstance(term, Func):
-        for a in term.args:
-            _term_vars(a, out)
-
-
-def _leaf_vars(d) -> set[str]:
-    out: set[str] = set()
-    if isinstance(d, Literal):
-        for a in d.atom.args:
-            _term_vars(a, out)
-    else:
-        _term_vars(d.left, out)
-        _term_vars(d.right, out)
     return out
 
 
@@ -265,7 +247,7 @@ class Grounder:
         used: list[str] = []
         for g in t.exists:
             for d in g.conjuncts:
-                for v in sorted(_leaf_vars(d)):
+                for v in sorted({var.name for term in leaf_terms(d) for var in term_vars(term)}):
                     if v in cvars and v not in used:
                         used.append(v)
         return used
@@ -391,7 +373,7 @@ class Grounder:
         funcs = list(_func_terms(t))
         fvars: set[str] = set()
         for term, _ in funcs:
-            _term_vars(term, fvars)
+            fvars.update(v.name for v in term_vars(term))
         total = 1
         for v in cvars:
             if v not in fvars:
