@@ -154,42 +154,34 @@ def rewrite_internal_predicates(formula: Formula, declared: Container[str]) -> F
 # ---------------------------------------------------------------- constructors
 
 
-def make_and(children: list["NNF"] | tuple["NNF", ...]) -> "NNF":
-    """An n-ary conjunction, flattened and simplified with constants."""
+def _nary(cls: type, children, identity: BoolConst, absorbing: BoolConst) -> "NNF":
+    """``cls`` (NAnd or NOr) over ``children``: nested ``cls`` nodes flattened,
+    ``identity`` dropped, ``absorbing`` absorbing everything."""
     out: list[NNF] = []
     for c in children:
-        if isinstance(c, NAnd):
+        if isinstance(c, cls):
             out.extend(c.children)
-        elif c == TRUE:
+        elif c == identity:
             continue
-        elif c == FALSE:
-            return FALSE
+        elif c == absorbing:
+            return absorbing
         else:
             out.append(c)
     if not out:
-        return TRUE
+        return identity
     if len(out) == 1:
         return out[0]
-    return NAnd(tuple(out))
+    return cls(tuple(out))
+
+
+def make_and(children: list["NNF"] | tuple["NNF", ...]) -> "NNF":
+    """An n-ary conjunction, flattened and simplified with constants."""
+    return _nary(NAnd, children, TRUE, FALSE)
 
 
 def make_or(children: list["NNF"] | tuple["NNF", ...]) -> "NNF":
     """An n-ary disjunction, flattened and simplified with constants."""
-    out: list[NNF] = []
-    for c in children:
-        if isinstance(c, NOr):
-            out.extend(c.children)
-        elif c == FALSE:
-            continue
-        elif c == TRUE:
-            return TRUE
-        else:
-            out.append(c)
-    if not out:
-        return FALSE
-    if len(out) == 1:
-        return out[0]
-    return NOr(tuple(out))
+    return _nary(NOr, children, FALSE, TRUE)
 
 
 def _quant(cls: type, variables: tuple[str, ...], body: "NNF") -> "NNF":
