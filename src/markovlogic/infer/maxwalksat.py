@@ -225,10 +225,12 @@ def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
 
     The state word of clause ``c`` (``rec[4c]``) packs the hard flag (bit 62),
     the number of true literals (bits 32-61) and the XOR of the true literals'
-    atom ids (bits 0-31). ``val[a]`` is the change in soft score and
-    ``val[P + a]`` the change in satisfied hard clauses if ``a`` is flipped
-    (``P`` is a power of two >= n_atoms, so an XOR of atom ids is always a
-    valid index: the kernel updates ``val`` without branching on the count).
+    atom ids (bits 0-31). ``val[2a]`` is the change in soft score and
+    ``val[2a + 1]`` the change in satisfied hard clauses if ``a`` is flipped
+    (side by side: a step reads both from one cache line; ``val`` has
+    ``2P`` entries, ``P`` a power of two >= n_atoms, so an XOR of atom ids is
+    always a valid index: the kernel updates ``val`` without branching on the
+    count).
     """
     val[:] = 0.0
     bad_pos[:] = -1
@@ -245,10 +247,10 @@ def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
         h = is_hard[c]
         rec[4 * c] = (_HARD if h else np.int64(0)) | (np.int64(n) << np.int64(32)) | np.int64(x)
         w = wv[4 * c + 1]
-        row = P if h else 0
+        row = 1 if h else 0
         if n == 0:
             for i in range(clause_start[c], clause_start[c + 1]):
-                val[row + lit_atom[i]] += w
+                val[2 * lit_atom[i] + row] += w
             if h:
                 hviol += 1
                 _bad_add(c, bad, bad_pos, ist)
@@ -257,7 +259,7 @@ def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
                 _bad_add(c, bad, bad_pos, ist)
         else:
             if n == 1:
-                val[row + x] -= w
+                val[2 * x + row] -= w
             if not h and w < 0:
                 cost -= w
                 _bad_add(c, bad, bad_pos, ist)
@@ -289,15 +291,15 @@ def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
         sg = np.float64(2 * bt - 1)
         if info >= 0:                                  # one or two literals
             w = occ_w[k]
-            row = ((info >> 1) & 1) * P
+            row = (info >> 1) & 1
             o = (info >> 2) - 1
             if o >= 0 and world[o] == ((info & 1) == 1):
-                val[row + o] += sg * w                 # 1 <-> 2: o's break
+                val[2 * o + row] += sg * w                 # 1 <-> 2: o's break
                 continue
             dw = sg * w                                # 0 <-> 1
             if o >= 0:
-                val[row + o] -= dw
-            val[row + a] -= 2.0 * dw
+                val[2 * o + row] -= dw
+            val[2 * a + row] -= 2.0 * dw
             c = np.int64(occ_clause[k])
         else:
             c = np.int64(occ_clause[k])
@@ -305,18 +307,18 @@ def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
             rec[4 * c] = (st + (2 * bt - 1) * _ONE) ^ ia
             m = _count(st) - 1 + bt                      # the smaller count of before/after
             w = wv[4 * c + 1]
-            row = (st >> np.int64(62)) * P
+            row = st >> np.int64(62)
             # 1 <-> 2: the atom that is (or becomes) the only true one gains/loses its break
             t = (st ^ (ia * (1 - bt))) & _XOR_MASK
-            val[row + t] += np.float64(m == 1) * sg * w
+            val[2 * t + row] += np.float64(m == 1) * sg * w
             if m != 0:
                 continue
             dw = sg * w                                  # 0 <-> 1
             size = r32[8 * c + 4]
             s = r32[8 * c + 5]
             for j in range(s, s + size):
-                val[row + lit_atom[j]] -= dw
-            val[row + a] -= dw
+                val[2 * lit_atom[j] + row] -= dw
+            val[2 * a + row] -= dw
         if row != 0:
             hviol -= 2 * bt - 1
             if bt:
@@ -445,8 +447,8 @@ def _run(n_steps, noise, rs,
                     continue
                 b = atom_block[x]
                 if b < 0:
-                    vh = val[P + x]
-                    vs = val[x]
+                    vh = val[2 * x + 1]
+                    vs = val[2 * x]
                     if ties == 0 or vh > best_h or (vh == best_h and vs > best_s):
                         best_h = vh
                         best_s = vs
@@ -474,8 +476,8 @@ def _run(n_steps, noise, rs,
                         continue
                     h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
                                            rec, wv, stamp, adj, sid)
-                    vh = val[P + x] + h2
-                    vs = val[x] + s2
+                    vh = val[2 * x + 1] + h2
+                    vs = val[2 * x] + s2
                     if ties == 0 or vh > best_h or (vh == best_h and vs > best_s):
                         best_h = vh
                         best_s = vs
@@ -551,8 +553,8 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
         for x in range(n):
             if atom_block[x] >= 0:
                 continue
-            vh = val[P + x]
-            if vh > 0 or (vh == 0 and val[x] > eps):
+            vh = val[2 * x + 1]
+            if vh > 0 or (vh == 0 and val[2 * x] > eps):
                 _flip(x, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
                       rec, wv, r32, val, P, bad, bad_pos, ist, fst)
                 changed += 1
@@ -574,8 +576,8 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
                     continue
                 h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
                                        rec, wv, stamp, adj, sid)
-                vh = val[P + t] + h2
-                vs = val[t] + s2
+                vh = val[2 * t + 1] + h2
+                vs = val[2 * t] + s2
                 if vh > best_h or (vh == best_h and vs > best_s):
                     best_h = vh
                     best_s = vs
@@ -760,7 +762,7 @@ class Search:
     def flip_values(self) -> tuple[np.ndarray, np.ndarray]:
         """(hard, soft) value of flipping each atom alone."""
         n = self.sat.n_atoms
-        return self.val[self.P:self.P + n].copy(), self.val[:n].copy()
+        return self.val[1:2 * n:2].copy(), self.val[0:2 * n:2].copy()
 
 
 def run_maxwalksat(
