@@ -143,7 +143,9 @@ def clause_records(sat: SatArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def occurrence_info(sat: SatArrays) -> tuple[np.ndarray, np.ndarray]:
     """Per occurrence ``k`` of an atom in a clause (the ``occ_*`` order):
-    ``info[k]`` and the clause's weight ``w[k]`` (1.0 for a hard clause).
+    ``info[k]`` and the clause's weight (1.0 for a hard clause) signed by the
+    literal's sign (``-w`` for a negative literal: the change a flip making
+    the atom true brings, before the clause's other literals are looked at).
 
     For a clause of one or two literals, ``info = (o + 1) << 2 | hard << 1 |
     sign`` where ``o`` is the clause's other atom (-1 for a unit clause) and
@@ -169,7 +171,8 @@ def occurrence_info(sat: SatArrays) -> tuple[np.ndarray, np.ndarray]:
     if len(info) and int(info.max()) > np.iinfo(np.int32).max:
         info[:] = -1        # over 2**29 atoms: every clause keeps its count in its record
     w = np.where(sat.is_hard, 1.0, sat.weight)[c]
-    return info.astype(np.int32), np.ascontiguousarray(w, dtype=np.float64)
+    sw = np.where(sat.occ_positive, w, -w)
+    return info.astype(np.int32), np.ascontiguousarray(sw, dtype=np.float64)
 
 
 _ATOM_BITS = np.int64(0x1FFFFFFF)
@@ -268,7 +271,7 @@ def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
 
 
 @nb.njit(cache=True)
-def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
           rec, wv, r32, val, P, bad, bad_pos, ist, fst):
     """Flip atom ``a`` and update every incremental structure.
 
@@ -285,23 +288,28 @@ def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
     hviol = ist[_I_HVIOL]
     cost = fst[_F_COST]
     ia = np.int64(a)
+    fs = 1.0 if new else -1.0
+    va = np.uint64(2 * a)
     for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
-        info = occ_info[k]
-        bt = np.int64(occ_positive[k] == new)          # literal becomes true
-        sg = np.float64(2 * bt - 1)
+        uk = np.uint64(k)                              # unsigned: no wrap-around code
+        info = occ_info[uk]
         if info >= 0:                                  # one or two literals
-            w = occ_w[k]
+            dw = fs * occ_sw[uk]                       # +w if the literal becomes true, else -w
             row = (info >> 1) & 1
             o = (info >> 2) - 1
-            if o >= 0 and world[o] == ((info & 1) == 1):
-                val[2 * o + row] += sg * w                 # 1 <-> 2: o's break
-                continue
-            dw = sg * w                                # 0 <-> 1
             if o >= 0:
-                val[2 * o + row] -= dw
-            val[2 * a + row] -= 2.0 * dw
-            c = np.int64(occ_clause[k])
+                vo = np.uint64(2 * o + row)
+                if world[np.uint64(o)] == ((info & 1) == 1):
+                    val[vo] += dw                      # 1 <-> 2: o's break
+                    continue
+                val[vo] -= dw                          # 0 <-> 1
+            val[va + np.uint64(row)] -= 2.0 * dw
+            c = np.int64(occ_clause[uk])
+            bt = np.int64(occ_positive[uk] == new)     # literal becomes true
+            w = dw if bt else -dw
         else:
+            bt = np.int64(occ_positive[k] == new)      # literal becomes true
+            sg = np.float64(2 * bt - 1)
             c = np.int64(occ_clause[k])
             st = rec[4 * c]
             rec[4 * c] = (st + (2 * bt - 1) * _ONE) ^ ia
@@ -345,7 +353,7 @@ def _stamp(a, world, atom_lit_start, occ_clause, occ_positive, stamp, adj, sid):
 
 
 @nb.njit(cache=True, inline="always")
-def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w, rec, wv, stamp, adj, sid):
+def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, stamp, adj, sid):
     """(hard, soft) value of flipping ``u`` after the stamped flip."""
     hv = 0.0
     sv = 0.0
@@ -359,7 +367,7 @@ def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, 
             if o >= 0 and world[o] == ((info & 1) == 1):
                 n += 1
             hard = ((info >> 1) & 1) == 1
-            w = occ_w[k]
+            w = occ_sw[k] if occ_positive[k] else -occ_sw[k]
         else:
             st = rec[4 * c]
             n = _count(st)
@@ -383,7 +391,7 @@ def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, 
 @nb.njit(cache=True)
 def _run(n_steps, noise, rs,
          world, best_world, clause_start, lit_atom, lit_positive,
-         atom_lit_start, occ_clause, occ_positive, occ_info, occ_w, rec, wv, r32, val, P,
+         atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
          block_start, block_atoms, atom_block, block_true,
          bad, bad_pos, stamp, adj, ist, fst, clause_key,
          atom_comp, comp_start, comp_atoms, comp_h, comp_c, comp_bh, comp_bc, comp_at_best):
@@ -474,7 +482,7 @@ def _run(n_steps, noise, rs,
                         continue
                     if not world[x] and u != block_true[b]:
                         continue
-                    h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+                    h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
                                            rec, wv, stamp, adj, sid)
                     vh = val[2 * x + 1] + h2
                     vs = val[2 * x] + s2
@@ -494,10 +502,10 @@ def _run(n_steps, noise, rs,
 
         old_h = ist[_I_HVIOL]
         old_c = fst[_F_COST]
-        _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+        _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
               rec, wv, r32, val, P, bad, bad_pos, ist, fst)
         if partner >= 0:
-            _flip(partner, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+            _flip(partner, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
                   rec, wv, r32, val, P, bad, bad_pos, ist, fst)
             b = atom_block[a]
             block_true[b] = a if world[a] else partner
@@ -537,7 +545,7 @@ def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best):
 
 
 @nb.njit(cache=True)
-def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w, rec, wv, r32, val, P,
+def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
              block_start, block_atoms, atom_block, block_true, bad, bad_pos, stamp, adj, ist, fst,
              max_sweeps):
     """Greedy descent: sweep the atoms (and blocks) and make every move that
@@ -555,7 +563,7 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
                 continue
             vh = val[2 * x + 1]
             if vh > 0 or (vh == 0 and val[2 * x] > eps):
-                _flip(x, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+                _flip(x, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
                       rec, wv, r32, val, P, bad, bad_pos, ist, fst)
                 changed += 1
         for b in range(len(block_start) - 1):
@@ -574,7 +582,7 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
                 u = block_atoms[j]
                 if u == t:
                     continue
-                h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+                h2, s2 = _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
                                        rec, wv, stamp, adj, sid)
                 vh = val[2 * t + 1] + h2
                 vs = val[2 * t] + s2
@@ -583,9 +591,9 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
                     best_s = vs
                     best_u = u
             if best_u >= 0:
-                _flip(t, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+                _flip(t, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
                       rec, wv, r32, val, P, bad, bad_pos, ist, fst)
-                _flip(best_u, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_w,
+                _flip(best_u, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
                       rec, wv, r32, val, P, bad, bad_pos, ist, fst)
                 block_true[b] = best_u
                 changed += 1
@@ -639,7 +647,7 @@ class Search:
         self.rng = rng
         self.rs = np.array([np.uint64(rng.integers(1, 2**63 - 1))], dtype=np.uint64)
         self.rec, self.wv, self.r32 = clause_records(sat)
-        self.occ_info, self.occ_w = occurrence_info(sat)
+        self.occ_info, self.occ_sw = occurrence_info(sat)
         self.clause_key = short_clause_keys(sat)
         self.P = 1 << max(0, int(sat.n_atoms - 1).bit_length())
         self.val = np.zeros(2 * self.P, np.float64)
@@ -715,7 +723,7 @@ class Search:
         """Greedy descent from the current state (see :func:`_descend`); the
         result becomes the best state. Returns the number of moves."""
         sat = self.sat
-        moves = _descend(self.world, sat.lit_atom, sat.atom_lit_start, sat.occ_clause, sat.occ_positive, self.occ_info, self.occ_w,
+        moves = _descend(self.world, sat.lit_atom, sat.atom_lit_start, sat.occ_clause, sat.occ_positive, self.occ_info, self.occ_sw,
                          self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
                          sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
                          self.ist, self.fst, int(max_sweeps))
@@ -726,7 +734,7 @@ class Search:
         """Run up to ``n`` steps (fewer if the target is reached)."""
         sat = self.sat
         _run(int(n), float(noise), self.rs, self.world, self.best_world, sat.clause_start, sat.lit_atom,
-             sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive, self.occ_info, self.occ_w,
+             sat.lit_positive, sat.atom_lit_start, sat.occ_clause, sat.occ_positive, self.occ_info, self.occ_sw,
              self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
              sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
              self.ist, self.fst, self.clause_key, self.atom_comp, self.comp_start, self.comp_atoms,
