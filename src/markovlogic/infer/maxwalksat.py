@@ -154,25 +154,34 @@ def occurrence_info(sat: SatArrays) -> tuple[np.ndarray, np.ndarray]:
     occurrence, instead of from its record: on tuffy/cse (97 % binary
     clauses) a flip no longer misses the cache once per clause.
     """
-    size = np.diff(sat.clause_start)
-    c = sat.occ_clause.astype(np.int64)
-    own = sat.atom_lit.astype(np.int64)                     # the occurrence's literal
-    first = sat.clause_start[:-1][c]
-    other_lit = np.where(own == first, first + 1, first)    # the other literal of a binary clause
-    sz = size[c]
-    two = sz == 2
-    other = np.full(len(c), -1, dtype=np.int64)
-    other[two] = sat.lit_atom[other_lit[two]]
-    sign = np.zeros(len(c), dtype=np.int64)
-    sign[two] = sat.lit_positive[other_lit[two]]
-    hard = sat.is_hard[c].astype(np.int64)
-    info = ((other + 1) << 2) | (hard << 1) | sign
-    info[sz > 2] = -1
-    if len(info) and int(info.max()) > np.iinfo(np.int32).max:
-        info[:] = -1        # over 2**29 atoms: every clause keeps its count in its record
-    w = np.where(sat.is_hard, 1.0, sat.weight)[c]
-    sw = np.where(sat.occ_positive, w, -w)
-    return info.astype(np.int32), np.ascontiguousarray(sw, dtype=np.float64)
+    n = len(sat.occ_clause)
+    info = np.empty(n, dtype=np.int32)
+    sw = np.empty(n, dtype=np.float64)
+    _occurrence_info(sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard,
+                     sat.atom_lit, sat.occ_clause, sat.occ_positive, sat.n_atoms < 2**29 - 1, info, sw)
+    return info, sw
+
+
+@nb.njit(cache=True)
+def _occurrence_info(clause_start, lit_atom, lit_positive, weight, is_hard,
+                     atom_lit, occ_clause, occ_positive, pack, info, sw):
+    for k in range(len(occ_clause)):
+        c = occ_clause[k]
+        h = is_hard[c]
+        w = 1.0 if h else weight[c]
+        sw[k] = w if occ_positive[k] else -w
+        s = clause_start[c]
+        size = clause_start[c + 1] - s
+        if size > 2 or not pack:
+            info[k] = -1
+            continue
+        o = -1
+        sign = 0
+        if size == 2:
+            j = s + 1 if atom_lit[k] == s else s
+            o = lit_atom[j]
+            sign = 1 if lit_positive[j] else 0
+        info[k] = np.int32(((o + 1) << 2) | (2 if h else 0) | sign)
 
 
 _ATOM_BITS = np.int64(0x1FFFFFFF)
@@ -535,6 +544,28 @@ def _run(n_steps, noise, rs,
 
 
 @nb.njit(cache=True)
+def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, clause_comp, comp_h, comp_c):
+    """Violated hard clauses and cost of each component in ``world``."""
+    comp_h[:] = 0
+    comp_c[:] = 0.0
+    for c in range(len(clause_start) - 1):
+        n = 0
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if world[lit_atom[i]] == lit_positive[i]:
+                n += 1
+        k = clause_comp[c]
+        w = weight[c]
+        if is_hard[c]:
+            if n == 0:
+                comp_h[k] += 1
+        elif w > 0:
+            if n == 0:
+                comp_c[k] += w
+        elif n > 0:
+            comp_c[k] -= w
+
+
+@nb.njit(cache=True)
 def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best):
     """Copy into ``best_world`` the components that are at their best state."""
     for k in range(len(comp_start) - 1):
@@ -696,13 +727,8 @@ class Search:
         """Each component's violated hard clauses and cost, from the clause
         states; the current state becomes every component's best."""
         sat = self.sat
-        count = self.true_counts()
-        w = sat.weight
-        hard_bad = sat.is_hard & (count == 0)
-        soft_cost = np.where(sat.is_hard, 0.0, np.where(w > 0, w * (count == 0), -w * (count > 0)))
-        n_comp = len(self.comp_h)
-        self.comp_h[:] = np.bincount(self._clause_comp, weights=hard_bad, minlength=n_comp).astype(np.int64)
-        self.comp_c[:] = np.bincount(self._clause_comp, weights=soft_cost, minlength=n_comp)
+        _comp_costs(self.world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard,
+                    self._clause_comp, self.comp_h, self.comp_c)
         self.comp_bh[:] = self.comp_h
         self.comp_bc[:] = self.comp_c
         self.comp_at_best[:] = True
@@ -788,7 +814,10 @@ def run_maxwalksat(
 
     ``target_cost`` is in the units of the arrays' own cost (no constants).
     """
-    sat = local_clause_order(sat)
+    if np.count_nonzero(np.diff(sat.clause_start) > 2) > 0.1 * sat.n_clauses:
+        # records are touched per flip only for clauses of > 2 literals: their
+        # locality pays for the sort (tuffy/cse, 97 % binary: +1 %, not worth it)
+        sat = local_clause_order(sat)
     search = Search(sat, seed)
     best = None
     polish_moves = 0
