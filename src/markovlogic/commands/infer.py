@@ -8,7 +8,6 @@ line (``-a``: every query atom with 0/1); marginals (default) write
 from __future__ import annotations
 
 import json
-import resource
 import sys
 from pathlib import Path
 from typing import Optional
@@ -20,7 +19,7 @@ from rich.table import Table
 
 from ..errors import OptionError
 from ..io import write_text_atomic
-from .common import load_inputs, split_list
+from .common import load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -35,10 +34,6 @@ EXACT_DEFAULT_SECONDS = 60.0
 
 def rewrite_alchemy_argv(argv: list[str]) -> list[str]:
     return [ALCHEMY_SPELLINGS.get(a, a) for a in argv]
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def infer_command(
@@ -153,7 +148,7 @@ def infer_command(
 
     stats.update(
         atoms=net.n_atoms, query_atoms=int(net.is_query.sum()), clauses=net.n_clauses,
-        hard_clauses=int(net.is_hard.sum()), components=net.n_components, peak_mb=_peak_mb(),
+        hard_clauses=int(net.is_hard.sum()), components=net.n_components, peak_mb=peak_mb(),
     )
     if result is not None:
         write_text_atomic(result, text)
