@@ -279,7 +279,7 @@ def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
     fst[_F_COST] = cost
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw,
           rec, wv, r32, val, P, bad, bad_pos, ist, fst):
     """Flip atom ``a`` and update every incremental structure.
