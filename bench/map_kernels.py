@@ -5,6 +5,12 @@ Run from the repository root::
 
     .venv/bin/python bench/map_kernels.py            # random network only
     .venv/bin/python bench/map_kernels.py --real     # + tuffy/cse, tuffy/class
+    .venv/bin/python bench/map_kernels.py --real --no-ilp --against /tmp/old_maxwalksat.py
+
+``--against`` times another copy of the MaxWalkSAT module (e.g. the previous
+commit's, with its relative imports made absolute) in the same process,
+runs interleaved, and prints the ratio of the medians: the machines are
+shared, so a speed-up is only believable measured side by side.
 
 Prints MaxWalkSAT flips per second (median of 3 runs of 1M flips, after a
 warm-up run that compiles the kernels; wall clock and process CPU time: the
@@ -30,12 +36,21 @@ from markovlogic.infer.ilp import ilp_map  # noqa: E402
 from markovlogic.infer.maxwalksat import maxwalksat  # noqa: E402
 
 
-def bench_maxwalksat(net, flips: int = 1_000_000, runs: int = 3) -> dict:
-    maxwalksat(net, max_flips=1_000, seed=0)            # compile / load the kernels
+def _load_module(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("maxwalksat_against", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_maxwalksat(net, flips: int = 1_000_000, runs: int = 3, fn=maxwalksat) -> dict:
+    fn(net, max_flips=1_000, seed=0)            # compile / load the kernels
     wall, cpu, costs = [], [], []
     for seed in range(runs):
         w0, c0 = time.perf_counter(), time.process_time()
-        res = maxwalksat(net, max_flips=flips, seed=seed, target_cost=-1.0)
+        res = fn(net, max_flips=flips, seed=seed, target_cost=-1.0)
         wall.append(res.stats["flips"] / (time.perf_counter() - w0))
         cpu.append(res.stats["flips"] / (time.process_time() - c0))
         costs.append(res.cost)
@@ -45,6 +60,46 @@ def bench_maxwalksat(net, flips: int = 1_000_000, runs: int = 3) -> dict:
         "cost_median": statistics.median(costs),
         "cost_best": min(costs),
     }
+
+
+def compare_maxwalksat(net, other, flips: int = 1_000_000, runs: int = 3) -> tuple[dict, dict]:
+    """This module's MaxWalkSAT and ``other``'s, one run of each in turn
+    (medians over ``runs`` seeds)."""
+    maxwalksat(net, max_flips=1_000, seed=0)            # compile / load the kernels
+    other(net, max_flips=1_000, seed=0)
+    theirs: list[dict] = []
+    ours = []
+    for seed in range(runs):
+        ours.append(_one(net, flips, seed, maxwalksat))
+        theirs.append(_one(net, flips, seed, other))
+
+    def med(rows: list[dict]) -> dict:
+        return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+    return med(ours), med(theirs)
+
+
+def _one(net, flips: int, seed: int, fn) -> dict:
+    w0, c0 = time.perf_counter(), time.process_time()
+    res = fn(net, max_flips=flips, seed=seed, target_cost=-1.0)
+    f = res.stats["flips"]
+    return {"flips_per_s_wall": f / (time.perf_counter() - w0), "flips_per_s_cpu": f / (time.process_time() - c0),
+            "cost_median": res.cost, "cost_best": res.cost}
+
+
+def _print_mws(mws: dict, label: str = "maxwalksat") -> None:
+    print(f"  {label}: {mws['flips_per_s_wall']:,.0f} flips/s wall, {mws['flips_per_s_cpu']:,.0f} flips/s CPU "
+          f"(median of 3 x 1M flips); cost {mws['cost_median']:.2f}")
+
+
+def _mws_figures(net, against) -> None:
+    if against is None:
+        _print_mws(bench_maxwalksat(net))
+        return
+    ours, theirs = compare_maxwalksat(net, against.maxwalksat)
+    _print_mws(ours)
+    _print_mws(theirs, "against")
+    print(f"  ratio (CPU flips/s, this / against): {ours['flips_per_s_cpu'] / theirs['flips_per_s_cpu']:.2f}")
 
 
 def bench_ilp(net, max_seconds: float) -> dict:
@@ -77,19 +132,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", action="store_true", help="also tuffy/cse and tuffy/class")
     parser.add_argument("--ilp-seconds", type=float, default=60.0)
+    parser.add_argument("--no-ilp", action="store_true", help="skip the ILP")
+    parser.add_argument("--against", type=Path, help="another maxwalksat.py to time side by side")
     args = parser.parse_args()
+    against = _load_module(args.against) if args.against else None
 
     from networks import tuffy_like
 
     net = tuffy_like()
     print(f"random cse-shaped network: {net.n_atoms} atoms, {net.n_clauses} clauses "
           f"(1-6 literals, {int(net.is_hard.sum())} hard)")
-    mws = bench_maxwalksat(net)
-    print(f"  maxwalksat: {mws['flips_per_s_wall']:,.0f} flips/s wall, {mws['flips_per_s_cpu']:,.0f} flips/s CPU "
-          f"(median of 3 x 1M flips); cost {mws['cost_median']:.2f}")
-    ilp = bench_ilp(net, args.ilp_seconds)
-    print(f"  ilp: {ilp['seconds']:.1f} s, cost {ilp['cost']:.2f}, bound {ilp['bound']:.2f}, "
-          f"gap {ilp['gap']:.4f}, optimal {ilp['optimal']}")
+    _mws_figures(net, against)
+    if not args.no_ilp:
+        ilp = bench_ilp(net, args.ilp_seconds)
+        print(f"  ilp: {ilp['seconds']:.1f} s, cost {ilp['cost']:.2f}, bound {ilp['bound']:.2f}, "
+              f"gap {ilp['gap']:.4f}, optimal {ilp['optimal']}")
     if args.real:
         for name in ("cse", "class"):
             net = _real(name)
@@ -97,10 +154,9 @@ def main() -> None:
                 print(f"tuffy/{name}: data not found")
                 continue
             print(f"tuffy/{name}: {net.n_atoms} atoms, {net.n_clauses} clauses, {net.n_components} components")
-            mws = bench_maxwalksat(net)
-            print(f"  maxwalksat: {mws['flips_per_s_wall']:,.0f} flips/s wall, "
-                  f"{mws['flips_per_s_cpu']:,.0f} flips/s CPU; cost {mws['cost_median']:.2f} "
-                  f"(best {mws['cost_best']:.2f})")
+            _mws_figures(net, against)
+            if args.no_ilp:
+                continue
             ilp = bench_ilp(net, args.ilp_seconds)
             print(f"  ilp: {ilp['seconds']:.1f} s, cost {ilp['cost']:.2f}, bound {ilp['bound']:.2f}, "
                   f"gap {ilp['gap']:.4f}, optimal {ilp['optimal']}")
