@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from markovlogic.ground.network import GroundNetwork
-from markovlogic.infer.kernels_state import flip_counts, init_counts, sat_arrays, subset
+from markovlogic.infer.kernels_state import flip_counts, init_counts, normalise_clauses, sat_arrays, subset
 from markovlogic.infer.map import component_groups
 
 from networks import random_components, random_network
@@ -152,3 +152,29 @@ def test_clause_reordering_keeps_the_problem(seed):
     comp, k = atom_components(sat)
     assert k == net.n_components
     assert len(set(zip(comp.tolist(), net.component.tolist()))) == k
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sorted_clauses_normalise_as_the_general_sort_does(seed):
+    """Clauses whose atoms come in increasing order (as the grounder writes
+    them) skip the sort; the arrays equal those the sort gives from the same
+    clauses written in another order."""
+    rng = np.random.default_rng(500 + seed)
+    net = random_network(rng, 9, 30, max_len=5, n_blocks=2, repeats=bool(seed % 2))
+    start = net.clause_start
+    sizes = np.diff(start)
+    clause = np.repeat(np.arange(net.n_clauses), sizes)
+    # each clause's literals by (atom, sign), and the same reversed
+    order = np.lexsort((net.lit_positive, net.lit_atom, clause))
+    rev = np.lexsort((-net.lit_positive.astype(np.int64), -net.lit_atom.astype(np.int64), clause))
+    common = (net.n_atoms, start)
+    tail = (net.weight, net.is_hard, net.block_start, net.block_atoms)
+    a = normalise_clauses(*common, net.lit_atom[order], net.lit_positive[order], *tail)
+    b = normalise_clauses(*common, net.lit_atom[rev], net.lit_positive[rev], *tail)
+    for name in a._fields:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray):
+            assert np.array_equal(x, y), name
+        else:
+            assert x == y, name
+

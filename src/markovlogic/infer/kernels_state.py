@@ -120,8 +120,15 @@ def normalise_clauses(
     sizes = np.diff(clause_start)
     clause_of_lit = np.repeat(np.arange(n_clauses, dtype=np.int64), sizes)
 
-    # sort literals by (clause, atom, sign) and find repeated atoms within a clause
-    order = np.lexsort((lit_positive, lit_atom, clause_of_lit))
+    # sort literals by (clause, atom, sign) and find repeated atoms within a clause;
+    # the grounder writes each clause's atoms in increasing order, and then
+    # that sort is the identity (the lexsort costs ~15 ms per 300k literals)
+    inner = np.ones(len(lit_atom), dtype=bool)
+    inner[clause_start[:-1][sizes > 0]] = False              # first literal of each clause
+    if bool((lit_atom[1:][inner[1:]] > lit_atom[:-1][inner[1:]]).all()):
+        order = np.arange(len(lit_atom), dtype=np.int64)
+    else:
+        order = np.lexsort((lit_positive, lit_atom, clause_of_lit))
     c_s, a_s, p_s = clause_of_lit[order], lit_atom[order], lit_positive[order]
     same_atom = np.zeros(len(order), dtype=bool)
     same_atom[1:] = (c_s[1:] == c_s[:-1]) & (a_s[1:] == a_s[:-1])
