@@ -197,24 +197,28 @@ def short_clause_keys(sat: SatArrays) -> np.ndarray:
     clause of negative weight). A step reads the clause it picked from this
     one word instead of from the record and the literal arrays (three cache
     misses on cse)."""
-    n = sat.n_clauses
-    key = np.full(n, -1, dtype=np.int64)
-    if n == 0 or sat.n_atoms >= 2**29 - 1:
-        return key
-    size = np.diff(sat.clause_start)
-    start = sat.clause_start[:-1]
-    short = np.flatnonzero(size <= 2)
-    s0 = start[short]
-    x0 = sat.lit_atom[s0].astype(np.int64)
-    p0 = sat.lit_positive[s0].astype(np.int64)
-    two = size[short] == 2
-    s1 = np.where(two, s0 + 1, s0)
-    x1 = np.where(two, sat.lit_atom[s1].astype(np.int64), -1)
-    p1 = np.where(two, sat.lit_positive[s1].astype(np.int64), 0)
-    hard = sat.is_hard[short].astype(np.int64)
-    neg = (~sat.is_hard[short] & (sat.weight[short] < 0)).astype(np.int64)
-    key[short] = (hard << 61) | (neg << 60) | (x0 << 31) | (p0 << 30) | ((x1 + 1) << 1) | p1
+    key = np.full(sat.n_clauses, -1, dtype=np.int64)
+    if sat.n_atoms < 2**29 - 1:
+        _short_clause_keys(sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard, key)
     return key
+
+
+@nb.njit(cache=True)
+def _short_clause_keys(clause_start, lit_atom, lit_positive, weight, is_hard, key):
+    for c in range(len(clause_start) - 1):
+        s = clause_start[c]
+        size = clause_start[c + 1] - s
+        if size > 2 or size == 0:
+            continue
+        k = np.int64(0)
+        if is_hard[c]:
+            k |= np.int64(1) << np.int64(61)
+        elif weight[c] < 0:
+            k |= np.int64(1) << np.int64(60)
+        k |= (np.int64(lit_atom[s]) << np.int64(31)) | (np.int64(lit_positive[s]) << np.int64(30))
+        if size == 2:
+            k |= ((np.int64(lit_atom[s + 1]) + 1) << np.int64(1)) | np.int64(lit_positive[s + 1])
+        key[c] = k
 
 
 @nb.njit(cache=True, inline="always")
