@@ -37,12 +37,15 @@ from markovlogic.infer.maxwalksat import maxwalksat  # noqa: E402
 
 
 def _load_module(path: Path):
-    import importlib.util
+    """Import ``path`` as a top-level module (numba's on-disk cache re-imports
+    a kernel's module by name, so it must be importable)."""
+    import importlib
 
-    spec = importlib.util.spec_from_file_location("maxwalksat_against", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    path = path.resolve()
+    if path.stem in sys.modules or path.stem == "maxwalksat":
+        raise SystemExit(f"--against: rename {path} (its module name {path.stem!r} is taken)")
+    sys.path.insert(0, str(path.parent))
+    return importlib.import_module(path.stem)
 
 
 def bench_maxwalksat(net, flips: int = 1_000_000, runs: int = 3, fn=maxwalksat) -> dict:
