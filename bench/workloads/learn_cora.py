@@ -21,6 +21,19 @@ and entity resolution, 94.3 / 97.0 (their two settings, AAAI 2007).
 
 Figures: training network size, grounding and learning seconds, CPI
 seconds, iterations and whether it proved optimality, precision, recall, F1.
+
+Measured on fold 1 (2026-11-22, 2 shared cores; training network 1,214,541
+atoms, 7,654,317 clauses, 974 weights; every CPI run proved optimality):
+
+    method     learn s   P       R       F1      CPI s
+    hand-set   -         1.000   0.003   0.006   53
+    pll        58        0.476   0.884   0.619   143
+    dn         104       0.419   0.921   0.576   152   (10 its, 5 samples, from pll)
+    scg        143       0.449   0.912   0.602   274   (10 its, 5 samples, from pll)
+
+(learn s of dn and scg include the pll start). Below Riedel's 0.72: every
+learner over-merges (recall near 0.9, precision under 0.5), as the hard
+transitivity, absent from learning, closes clusters at inference.
 Run from the command line for several methods: ``python -m
 bench.workloads.learn_cora --methods pll,dn`` (``--handset`` also scores the
 file's hand-set weights).
