@@ -17,6 +17,7 @@ import pandas as pd
 
 from .errors import OptionError
 from .ground.network import GroundNetwork
+from .infer import EXACT_DEFAULT_SECONDS
 from .lang.ast import Query
 
 if TYPE_CHECKING:
@@ -166,6 +167,8 @@ def map_inference(
     """The most likely world of the query atoms given the evidence."""
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
+    if method in ("ilp", "cpi", "cpsat") and "max_seconds" not in options:
+        options["max_seconds"] = EXACT_DEFAULT_SECONDS
     start = time.perf_counter()
     if method == "cpi":
         from .infer.cpi import cpi_map

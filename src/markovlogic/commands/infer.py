@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import OptionError
+from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import write_text_atomic
 from .common import load_inputs, peak_mb, split_list
 
@@ -25,11 +26,6 @@ console = Console(stderr=True, highlight=False)
 
 # Alchemy spells some options with several letters after one dash; click does not.
 ALCHEMY_SPELLINGS = {"-ms": "--mcsat", "-mcsat": "--mcsat", "-gibbs": "--gibbs"}
-
-
-# An exact solver may need hours to close the last gap on a hard instance; by
-# default it stops here and reports the best world with its proven bound.
-EXACT_DEFAULT_SECONDS = 60.0
 
 
 def rewrite_alchemy_argv(argv: list[str]) -> list[str]:
@@ -70,7 +66,7 @@ def infer_command(
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write figures (atoms, clauses, seconds, score...) as JSON."),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
-    from ..api import MARGINAL_METHODS, MAP_METHODS, map_inference, marginal_inference
+    from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
 
     want_map = map_ or map_true or map_all
     if want_map and (mcsat or gibbs):
@@ -106,8 +102,6 @@ def infer_command(
             for k in ("max_flips", "max_tries", "noise"):
                 if k in options:
                     raise OptionError(f"--{k.replace('_', '-')} applies to maxwalksat only")
-        if method in ("ilp", "cpi", "cpsat") and max_seconds is None:
-            options["max_seconds"] = EXACT_DEFAULT_SECONDS
         answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
         if method in ("ilp", "cpi", "cpsat", "exact") and not answer.optimal:
             gap = "unknown" if answer.gap is None else f"{answer.gap:.4g}"
