@@ -183,6 +183,16 @@ def map_inference(
         from .infer.map import solve_map
 
         result = solve_map(net, method=method, **options)
+        if result.hard_violated == 0:
+            # ties toward false; not for CPI, whose network is only the part
+            # it instantiated (a flip there could break a clause left out)
+            from .infer.settle import settle_false
+
+            world, flipped = settle_false(net, result.world)
+            if flipped:
+                result.world = world
+                result.score, result.cost = net.score(world), net.cost(world)
+                result.stats["ties_set_false"] = flipped
     total = time.perf_counter() - start
     return MapAnswer(
         network=net,
