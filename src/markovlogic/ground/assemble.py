@@ -257,7 +257,12 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
             first_row[dst] = np.minimum(first_row[dst], first_row[src])
             stats["units_folded"] = int(ok.sum())
     kept_groups = np.flatnonzero(present)
-    order = np.argsort(first_row[kept_groups], kind="stable")
+    # clause order: by the first batch (template) that produced the clause,
+    # then canonically (groups are sorted by length and literal codes). Not by
+    # first row: DuckDB returns rows in a thread-dependent order, and the
+    # network (hence a seeded search over it) must be the same on every run.
+    first_batch = np.searchsorted(offsets, first_row[kept_groups], side="right") - 1
+    order = np.lexsort((kept_groups, first_batch))
     n_clauses = len(kept_groups)
     clause_of_group = np.full(n_groups, -1, dtype=np.int64)
     clause_of_group[kept_groups[order]] = np.arange(n_clauses)
