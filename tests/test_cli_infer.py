@@ -122,3 +122,21 @@ def test_infeasible_hard_clauses_are_reported(tmp_path, capsys):
     db.write_text("P(A)\n")
     assert main(["infer", "-i", str(mln), "-e", str(db), "-q", "Q", "--map"]) == 2
     assert "cannot all be satisfied" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "method, options",
+    [("exact", {"samples": 10}), ("mcsat", {"chains": 2}), ("gibbs", {"samples": 0}),
+     ("mcsat", {"max_seconds": -1.0}), ("nonsense", {})],
+)
+def test_bad_marginal_options_fail_before_grounding(monkeypatch, method, options):
+    from markovlogic import MLN, Database, api
+    from markovlogic.errors import OptionError
+
+    def no_grounding(*args, **kwargs):
+        raise AssertionError("grounded before checking the options")
+
+    monkeypatch.setattr(api, "ground_model", no_grounding)
+    mln = MLN.from_file(SMOKERS / "smokers.mln")
+    with pytest.raises(OptionError):
+        mln.infer(Database(), queries="Cancer", method=method, **options)

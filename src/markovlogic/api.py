@@ -18,13 +18,13 @@ import pandas as pd
 from .errors import OptionError
 from .ground.network import GroundNetwork
 from .infer import EXACT_DEFAULT_SECONDS
+from .infer.marginals import METHODS as MARGINAL_METHODS
 from .lang.ast import Query
 
 if TYPE_CHECKING:
     from .model import MLN, Database
 
 MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact")
-MARGINAL_METHODS = ("mcsat", "gibbs", "exact")
 
 
 def _atom_frame(net: GroundNetwork, atoms: np.ndarray) -> pd.DataFrame:
@@ -210,17 +210,6 @@ def map_inference(
     )
 
 
-def _check_sampling_options(options: dict) -> None:
-    """Reject bad sampling options before any grounding work starts."""
-    for name, minimum in (("samples", 1), ("burn_in", 0), ("chains", 1)):
-        value = options.get(name)
-        if value is not None and (not isinstance(value, (int, np.integer)) or value < minimum):
-            raise OptionError(f"{name.replace('_', '-')} must be an integer >= {minimum}, got {value!r}")
-    seconds = options.get("max_seconds")
-    if seconds is not None and seconds <= 0:
-        raise OptionError(f"max-seconds must be positive, got {seconds!r}")
-
-
 def marginal_inference(
     mln: "MLN",
     db: "Database | Sequence[Database]",
@@ -233,12 +222,9 @@ def marginal_inference(
     **options,
 ) -> Marginals:
     """P(atom = true | evidence) for every query atom."""
-    if method not in MARGINAL_METHODS:
-        raise OptionError(
-            f"unknown marginal method {method!r}; choose one of {', '.join(MARGINAL_METHODS)}"
-        )
-    _check_sampling_options(options)
-    from .infer.marginals import solve_marginals
+    from .infer.marginals import check_options, solve_marginals
+
+    check_options(method, options)
 
     start = time.perf_counter()
     net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)

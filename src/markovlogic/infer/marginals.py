@@ -110,6 +110,42 @@ class ChunkRunner:
         return time.perf_counter() - self.start
 
 
+def check_options(method: str, options: dict) -> None:
+    """Reject an unknown method, options the method does not take, and bad
+    values of the common ones, before any work (grounding included) starts."""
+    if method not in METHODS:
+        raise OptionError(f"unknown marginal method {method!r}; choose one of {', '.join(METHODS)}")
+    if method == "exact":
+        extra = set(options) - _EXACT_IGNORED - {"max_atoms"}
+        if extra:
+            raise OptionError(f"option(s) {', '.join(sorted(extra))} do not apply to exact inference")
+        if "max_atoms" in options:
+            check_int("max_atoms", options["max_atoms"], 1)
+        return
+    accepted = set(inspect.signature(_sampler(method)).parameters) - {"net"}
+    extra = set(options) - accepted
+    if extra:
+        raise OptionError(
+            f"option(s) {', '.join(sorted(extra))} do not apply to {method}; "
+            f"it takes {', '.join(sorted(accepted))}"
+        )
+    for name, minimum in (("samples", 1), ("burn_in", 0), ("chains", 1)):
+        if name in options:
+            check_int(name, options[name], minimum)
+    if options.get("max_seconds") is not None:
+        check_real("max_seconds", options["max_seconds"], 0.0, low_open=True)
+
+
+def _sampler(method: str):
+    if method == "mcsat":
+        from .mcsat import mcsat
+
+        return mcsat
+    from .gibbs import gibbs
+
+    return gibbs
+
+
 def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> MarginalResult:
     """P(atom = true) for every atom of ``net``.
 
@@ -118,25 +154,9 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
     (:func:`~markovlogic.infer.exact.exact_marginals`; ``seed``,
     ``progress`` and ``max_seconds`` are accepted and ignored, ``max_atoms``
     is passed on). ``options`` are the keyword arguments of that function."""
-    if method not in METHODS:
-        raise OptionError(f"unknown marginal method {method!r}; choose one of {', '.join(METHODS)}")
+    check_options(method, options)
     if method == "exact":
         from .exact import DEFAULT_MAX_ATOMS, exact_marginals
 
-        extra = set(options) - _EXACT_IGNORED - {"max_atoms"}
-        if extra:
-            raise OptionError(f"option(s) {', '.join(sorted(extra))} do not apply to exact inference")
-        max_atoms = check_int("max_atoms", options.get("max_atoms", DEFAULT_MAX_ATOMS), 1)
-        return exact_marginals(net, max_atoms=max_atoms)
-    if method == "mcsat":
-        from .mcsat import mcsat as fn
-    else:
-        from .gibbs import gibbs as fn
-    accepted = set(inspect.signature(fn).parameters) - {"net"}
-    extra = set(options) - accepted
-    if extra:
-        raise OptionError(
-            f"option(s) {', '.join(sorted(extra))} do not apply to {method}; "
-            f"it takes {', '.join(sorted(accepted))}"
-        )
-    return fn(net, **options)
+        return exact_marginals(net, max_atoms=int(options.get("max_atoms", DEFAULT_MAX_ATOMS)))
+    return _sampler(method)(net, **options)
