@@ -58,6 +58,18 @@ def _make_engines(data: TrainingSet, factory, seed: int) -> list:
     return [factory(net, seed + 1009 * k) for k, net in enumerate(data.nets)]
 
 
+def _save(engines: list) -> list:
+    return [e.save() if hasattr(e, "save") else None for e in engines]
+
+
+def _restore(engines: list, states: list | None) -> None:
+    """Back to the chain worlds of an accepted point (a rejected step is taken
+    back in the chains as well as in the weights, see ``SampledEngine``)."""
+    for e, state in zip(engines, states or []):
+        if hasattr(e, "restore"):
+            e.restore(state)
+
+
 def _moments(engines: list, params: np.ndarray) -> Moments:
     return Moments.combine([e.moments(params) for e in engines])
 
@@ -68,6 +80,7 @@ class _Point:
     grad: np.ndarray
     moments: Moments
     objective: float
+    chains: list | None = None     # each engine's chain world after this point's samples
 
 
 def _second_order(
@@ -104,7 +117,7 @@ def _second_order(
         mom = _moments(engines, w)
         _, prior_grad, prior_inv = prior_terms(w, mean, prior_stddev, learn)
         grad = np.where(learn, data.data_counts - mom.mean + prior_grad, 0.0)
-        point = _Point(w.copy(), grad, mom, marginal_cll(data, mom.marginals))
+        point = _Point(w.copy(), grad, mom, marginal_cll(data, mom.marginals), _save(engines))
         backtracked = False
         rho = float("nan")
         if prev is not None:
@@ -120,6 +133,7 @@ def _second_order(
                 backtracked = True
                 backtracks += 1
                 point = prev
+                _restore(engines, prev.chains)
         row = TraceRow(it, point.objective, point.params.copy(), time.perf_counter() - start,
                        {"lambda": lam, "rho": rho, "backtracked": backtracked})
         trace.append(row)

@@ -17,7 +17,7 @@ inference algorithm is one argument (``inference="exact" | "mcsat"``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -233,6 +233,25 @@ class Chain(Protocol):
     def sample(self, net: GroundNetwork, n: int, burn_in: int) -> np.ndarray: ...
 
 
+def chain_world(chain) -> "np.ndarray | None":
+    """The world a chain is in (None if it has not started), for
+    :meth:`SampledEngine.save`."""
+    if isinstance(chain, PersistentMCSAT):
+        return chain.chain.state
+    state = getattr(chain, "state", None)
+    return None if state is None else np.array(state, dtype=bool, copy=True)
+
+
+def move_chain(chain, world: "np.ndarray | None") -> None:
+    """Put a chain back in ``world`` (see :meth:`SampledEngine.restore`)."""
+    if world is None:
+        return
+    if isinstance(chain, PersistentMCSAT):
+        chain.chain.reset(world)
+    elif hasattr(chain, "state"):
+        chain.state = np.array(world, dtype=bool, copy=True)
+
+
 class FunctionChain:
     """A chain from a sampling function: each call starts from the last
     world of the previous one."""
@@ -282,7 +301,15 @@ class PersistentMCSAT:
 class SampledEngine:
     """Moments from samples of P_w(y | evidence) drawn by a chain that
     persists across calls (warm start: the weights change little between
-    iterations), so only the first call burns in."""
+    iterations), so only the first call burns in.
+
+    :meth:`save` and :meth:`restore` give the learner's trust region a real
+    step back: when a step is rejected, the chain returns to the world it
+    was in at the accepted point. Without that, the chain stays where the
+    rejected weights drove it (on UW-CSE from zero weights: a far denser
+    world), the few samples of the next, smaller steps still come from
+    there, their gradients disagree with the saved ones however small the
+    step, and every later step is rejected too (lambda grew to 2e8)."""
 
     def __init__(self, net: GroundNetwork, chain: Chain | Sampler, samples: int = 20,
                  burn_in: int = 20, seed: int = 0) -> None:
@@ -315,6 +342,14 @@ class SampledEngine:
             parts=[_CovPart(ids, centered, prob)],
         )
 
+    def save(self) -> "np.ndarray | None":
+        """The chain's current world."""
+        return chain_world(self.chain)
+
+    def restore(self, world: "np.ndarray | None") -> None:
+        """Continue the chain from ``world`` (from :meth:`save`)."""
+        move_chain(self.chain, world)
+
 
 def training_start(net: GroundNetwork) -> np.ndarray | None:
     """Where learning's chains start: the training world. A chain started from
@@ -332,9 +367,8 @@ def training_start(net: GroundNetwork) -> np.ndarray | None:
 
 
 class SolverMapEngine:
-    """MAP worlds from ``infer.map.solve_map``. MaxWalkSAT is warm-started from
-    the previous MAP world and runs 100,000 flips per call unless told
-    otherwise (Alchemy's ``-mwsMaxSteps`` inside learning)."""
+    """MAP worlds from ``infer.map.solve_map`` (ILP, CP-SAT, ...): the
+    solver builds its model from the reweighted network at every call."""
 
     def __init__(self, net: GroundNetwork, method: str = "ilp", seed: int = 0, **options) -> None:
         from ..infer.map import solve_map
@@ -343,26 +377,123 @@ class SolverMapEngine:
         self.method = method
         self.seed = seed
         self.options = options
-        if method == "maxwalksat":
-            self.options.setdefault("max_flips", 100_000)
         self._solve = solve_map
-        self._last: np.ndarray | None = None
         self.calls = 0
         self.hard_violated = 0
         self.reweight = Reweighter(net)
 
     def map_world(self, params: np.ndarray) -> np.ndarray:
         net = self.reweight(params)
-        options = dict(self.options)
-        if self.method == "maxwalksat":
-            options.setdefault("seed", self.seed + self.calls)
-            if self._last is not None:
-                options["init"] = self._last
         self.calls += 1
-        result = self._solve(net, method=self.method, **options)
-        self.hard_violated = int(result.hard_violated)   # MaxWalkSAT may miss a feasible world
-        self._last = np.asarray(result.world, dtype=bool)
-        return self._last
+        result = self._solve(net, method=self.method, **self.options)
+        self.hard_violated = int(result.hard_violated)
+        return np.asarray(result.world, dtype=bool)
+
+
+class WarmMaxWalkSAT:
+    """MAP worlds by MaxWalkSAT for a network whose weights change between
+    calls (the perceptron and MIRA call it once per iteration).
+
+    ``solve_map(net, "maxwalksat")`` normalises the clauses and builds the
+    search's arrays at every call: on UW-CSE's 6-million-clause training
+    network that is about 4 s of setup for 100,000 flips. Here the clauses are
+    normalised once, with every soft clause kept (placeholder weights, as
+    :class:`markovlogic.infer.mcsat.MCSATChain` does), and one
+    :class:`markovlogic.infer.maxwalksat.Search` is kept: a call writes the new
+    weights into its weight-dependent arrays (clause records, signed
+    occurrence weights, short-clause keys) and runs one try from the previous
+    MAP world (the first from ``init``, learning's training world), followed
+    by the greedy descent, as ``maxwalksat`` does. Soft clauses whose weight
+    is exactly 0 are left out (MaxWalkSAT's bad-clause list assumes a
+    non-zero weight); the search is rebuilt only when that set changes.
+    ``max_flips`` per call: Alchemy's ``-mwsMaxSteps`` inside learning is
+    100,000."""
+
+    def __init__(self, net: GroundNetwork, seed: int = 0, *, max_flips: int = 100_000, noise: float = 0.5,
+                 init: np.ndarray | None = None) -> None:
+        from ..infer.kernels_state import sat_arrays
+
+        if not isinstance(max_flips, (int, np.integer)) or isinstance(max_flips, bool) or max_flips < 0:
+            raise OptionError(f"max_flips must be a non-negative integer, got {max_flips!r}")
+        if not isinstance(noise, (int, float)) or not 0.0 <= float(noise) <= 1.0:
+            raise OptionError(f"noise must be a probability in [0, 1], got {noise!r}")
+        self.net = net
+        self.seed = int(seed)
+        self.max_flips = int(max_flips)
+        self.noise = float(noise)
+        self.reweight = Reweighter(net)
+        placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
+        self.sat = sat_arrays(placeholder)
+        self._free = (np.diff(self.sat.atom_lit_start) == 0) & (self.sat.atom_block < 0)
+        self._active: np.ndarray | None = None
+        self._part = None          # SatArrays of the active clauses
+        self._search = None
+        self._rng = np.random.default_rng(seed)
+        self._last = None if init is None else np.asarray(init, dtype=bool).copy()
+        self.calls = 0
+        self.rebuilds = 0
+        self.hard_violated = 0
+
+    def _search_for(self, net_weight: np.ndarray):
+        """The search over the clauses active under ``net_weight`` (the
+        network's clause weights), with those weights written in."""
+        from ..infer.kernels_state import local_clause_order, subset
+        from ..infer.maxwalksat import Search, clause_records, occurrence_info, short_clause_keys
+
+        sat = self.sat
+        active = sat.is_hard | (net_weight[sat.orig_clause] != 0.0)
+        if self._active is None or not np.array_equal(active, self._active):
+            keep = np.flatnonzero(active)
+            part = sat if len(keep) == sat.n_clauses else subset(
+                sat, np.arange(sat.n_atoms), keep, np.arange(sat.n_blocks))
+            if np.count_nonzero(np.diff(part.clause_start) > 2) > 0.1 * part.n_clauses:
+                part = local_clause_order(part)   # as run_maxwalksat does, once
+            self._active, self._part = active, part
+            self._search = Search(part._replace(weight=np.where(part.is_hard, 0.0, 1.0)), self.seed + self.calls)
+            self.rebuilds += 1
+        part = self._part
+        sat_w = part._replace(weight=np.where(part.is_hard, 0.0, net_weight[part.orig_clause]))
+        search = self._search
+        search.sat = sat_w
+        search.rec, search.wv, search.r32 = clause_records(sat_w)
+        search.occ_info, search.occ_sw = occurrence_info(sat_w)
+        search.clause_key = short_clause_keys(sat_w)
+        return search
+
+    def _start(self) -> np.ndarray:
+        """The previous MAP world (or ``init``, or a random world), with one
+        true atom put in each block that has none or several."""
+        sat = self.sat
+        world = self._rng.random(sat.n_atoms) < 0.5 if self._last is None else self._last.copy()
+        if sat.n_blocks:
+            sizes = np.diff(sat.block_start)
+            nonempty = sizes > 0
+            ok = np.ones(sat.n_blocks, dtype=bool)
+            ok[nonempty] = np.add.reduceat(world[sat.block_atoms].astype(np.int64),
+                                           sat.block_start[:-1][nonempty]) == 1
+            fix = np.flatnonzero(~ok)
+            if len(fix):
+                members, _ = expand_ranges(sat.block_start[fix], sat.block_start[fix + 1])
+                world[sat.block_atoms[members]] = False
+                pick = sat.block_start[fix] + (self._rng.random(len(fix)) * sizes[fix]).astype(np.int64)
+                world[sat.block_atoms[pick]] = True
+        return world
+
+    def map_world(self, params: np.ndarray) -> np.ndarray:
+        net = self.reweight(params)
+        search = self._search_for(net.weight)
+        search.reset(self._start(), 0.0)
+        if self.max_flips:
+            search.steps(self.max_flips, self.noise)
+        search.reset(search.best_world, 0.0)
+        search.descend()
+        world = np.asarray(search.best_world, dtype=bool).copy()
+        world[self._free] = False
+        self.calls += 1
+        # blocks hold at every step; free atoms are in no clause
+        self.hard_violated = search.best_key[0] + self.sat.n_empty_hard
+        self._last = world
+        return world.copy()
 
 
 # ---------------------------------------------------------------- factories
@@ -386,8 +517,12 @@ def expectation_factory(inference: str | EngineFactory, *, samples: int = 5, bur
 
 
 def map_factory(method: str | MapFactory, **options) -> MapFactory:
+    """``(net, seed) -> MAP engine``: "maxwalksat" (:class:`WarmMaxWalkSAT`,
+    started at the training world), "exact", or a ``solve_map`` method."""
     if callable(method):
         return method
     if method == "exact":
         return lambda net, seed: ExactEngine(net)
+    if method == "maxwalksat":
+        return lambda net, seed: WarmMaxWalkSAT(net, seed, init=training_start(net), **options)
     return lambda net, seed: SolverMapEngine(net, method=method, seed=seed, **options)
