@@ -51,7 +51,7 @@ def learn_command(
     inference: Optional[str] = typer.Option(None, "--inference", help="dn/scg expectations: mcsat (default) or exact."),
     samples: Optional[int] = typer.Option(None, "--samples", help="dn/scg: MC-SAT samples per iteration (default 5)."),
     init: Optional[str] = typer.Option(
-        None, "--init", help="dn/scg starting weights: pll (default, the pseudo-likelihood optimum) or model."),
+        None, "--init", help="dn/scg/perceptron/mira starting weights: pll (default, the pseudo-likelihood optimum) or model."),
     map_method: Optional[str] = typer.Option(
         None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), ilp (mira default), exact."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop learning after this many seconds."),

@@ -39,8 +39,8 @@ _METHOD_OPTIONS = {
            "max_seconds"},
     "scg": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
             "max_seconds"},
-    "perceptron": {"map_method", "learning_rate", "per_weight", "max_seconds"},
-    "mira": {"map_method", "C", "max_seconds"},
+    "perceptron": {"map_method", "learning_rate", "per_weight", "init", "max_seconds"},
+    "mira": {"map_method", "C", "init", "max_seconds"},
 }
 
 

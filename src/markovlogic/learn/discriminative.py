@@ -296,8 +296,9 @@ def learn_perceptron(
     prior_stddev: float | None = DEFAULT_PRIOR_STDDEV,
     seed: int = 0,
     map_method: str | MapFactory = "maxwalksat",
-    learning_rate: float = 0.5,
+    learning_rate: float = 0.1,
     per_weight: bool = True,
+    init: str | np.ndarray = "pll",
     max_seconds: float | None = None,
     callback: Callback | None = None,
 ) -> LearnResult:
@@ -307,16 +308,27 @@ def learn_perceptron(
     divided by the larger of its counts in the data and in the MAP world (at
     least 1), so no weight moves by more than about ``learning_rate`` per
     iteration whatever the number of its groundings: the perceptron's poor
-    conditioning (Lowd and Domingos) fixed per weight. Alchemy divides by the
+    conditioning (Lowd and Domingos) fixed per weight. The default rate, 0.1,
+    is small beside the weights it starts from (the pseudo-likelihood
+    optimum's are mostly between 0.1 and 2 on UW-CSE): with 0.5 the MAP loss
+    jumped between 90 and 430 wrong atoms from one iteration to the next on
+    UW-CSE fold 1, with 0.1 between 85 and 140 (AUC-PR 0.411 and 0.413). Alchemy divides by the
     true groundings in the data only, which lets a clause true nowhere in the
     data but millions of times in a MAP world jump by millions.
     ``map_method``: "maxwalksat" (warm-started), "ilp", "exact" or a factory
-    ``(net, seed) -> engine``."""
+    ``(net, seed) -> engine``; ``init``: the first weights, "pll" (default),
+    "model" (the model's, as Alchemy) or an array. From all-zero weights every
+    world is a MAP world and the MAP world depends only on the direction of
+    the weights, so the perceptron's weights come out at a scale set by the
+    learning rate, not by the data: on UW-CSE fold 1, learning rates 0.5 and
+    0.1 gave the same MAP losses and AUC-PR and test CLL -0.05 and -0.16.
+    Started at the pseudo-likelihood optimum, the updates correct a
+    calibrated model (test CLL -0.029, AUC-PR unchanged)."""
     start = time.perf_counter()
     data = prepare(nets)
     engines = _make_engines(data, map_factory(map_method), seed)
     mean, learn = data.init.copy(), data.learnable
-    w = data.init.copy()
+    w = _starting_point(nets, data, init)
     total = np.zeros_like(w)
     trace: list[TraceRow] = []
     for it in range(1, iterations + 1):

@@ -402,8 +402,8 @@ class WarmMaxWalkSAT:
     :class:`markovlogic.infer.maxwalksat.Search` is kept: a call writes the new
     weights into its weight-dependent arrays (clause records, signed
     occurrence weights, short-clause keys) and runs one try from the previous
-    MAP world (the first from ``init``, learning's training world), followed
-    by the greedy descent, as ``maxwalksat`` does. Soft clauses whose weight
+    MAP world (the first from ``init``, default all false), followed by the
+    greedy descent, as ``maxwalksat`` does. Soft clauses whose weight
     is exactly 0 are left out (MaxWalkSAT's bad-clause list assumes a
     non-zero weight); the search is rebuilt only when that set changes.
     ``max_flips`` per call: Alchemy's ``-mwsMaxSteps`` inside learning is
@@ -461,10 +461,10 @@ class WarmMaxWalkSAT:
         return search
 
     def _start(self) -> np.ndarray:
-        """The previous MAP world (or ``init``, or a random world), with one
-        true atom put in each block that has none or several."""
+        """The previous MAP world (or ``init``, or the all-false world), with
+        one true atom put in each block that has none or several."""
         sat = self.sat
-        world = self._rng.random(sat.n_atoms) < 0.5 if self._last is None else self._last.copy()
+        world = np.zeros(sat.n_atoms, dtype=bool) if self._last is None else self._last.copy()
         if sat.n_blocks:
             sizes = np.diff(sat.block_start)
             nonempty = sizes > 0
@@ -517,12 +517,15 @@ def expectation_factory(inference: str | EngineFactory, *, samples: int = 5, bur
 
 
 def map_factory(method: str | MapFactory, **options) -> MapFactory:
-    """``(net, seed) -> MAP engine``: "maxwalksat" (:class:`WarmMaxWalkSAT`,
-    started at the training world), "exact", or a ``solve_map`` method."""
+    """``(net, seed) -> MAP engine``: "maxwalksat" (:class:`WarmMaxWalkSAT`;
+    its first search starts from the all-false world, not the training
+    world: at the perceptron's all-zero start every world is a MAP world, and
+    one started at the truth gives a zero update forever), "exact", or a
+    ``solve_map`` method."""
     if callable(method):
         return method
     if method == "exact":
         return lambda net, seed: ExactEngine(net)
     if method == "maxwalksat":
-        return lambda net, seed: WarmMaxWalkSAT(net, seed, init=training_start(net), **options)
+        return lambda net, seed: WarmMaxWalkSAT(net, seed, **options)
     return lambda net, seed: SolverMapEngine(net, method=method, seed=seed, **options)
