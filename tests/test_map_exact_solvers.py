@@ -82,7 +82,7 @@ def test_many_components_in_few_groups():
     res = ilp_map(net)
     _check_exact(res, net, best)
     assert res.stats["groups"] == 1
-    res = ilp_map(net, group_atoms=100)
+    res = ilp_map(net, group_atoms=100, presolve=False)   # presolve would fix atoms: fewer groups
     _check_exact(res, net, best)
     assert 10 <= res.stats["groups"] <= 14
 

@@ -44,11 +44,13 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import LinearConstraint, milp
+from scipy.sparse.csgraph import connected_components
 
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
-from .kernels_state import SatArrays, _csr_gather, init_counts, sat_arrays, subset
+from .kernels_state import SatArrays, _csr_gather, atom_components, init_counts, sat_arrays, subset
 from .map import DEFAULT_GROUP_ATOMS, Group, component_groups
+from .presolve import presolve as presolve_sat
 from .results import MapResult
 
 _INF = np.inf
@@ -56,6 +58,77 @@ _DIAGNOSE_MAX = 80       # deletion filter only on components with this many har
 
 
 # ---------------------------------------------------------------- encoding
+
+@dataclass
+class Cliques:
+    """Sets of literals every pair of which forms a soft clause of one
+    positive weight: ``(l_i v l_j)`` with weight ``w`` for all i < j in a set
+    of ``n`` literals. With ``F`` the number of false literals of the set,
+    those clauses score ``w (C(n, 2) - C(F, 2))``; ``C(F, 2)`` is convex in
+    ``F``, so one continuous variable ``p >= k F - k (k + 1) / 2``
+    (k = 1..n-1, the chords of ``C(F, 2)`` between consecutive integers)
+    replaces ``C(n, 2)`` clause variables exactly, and its LP relaxation is
+    far tighter (the pairwise rows allow every literal at 1/2 for free)."""
+
+    start: np.ndarray         # int64[n_cliques + 1]: CSR over the literals below
+    lit_atom: np.ndarray      # int64
+    lit_positive: np.ndarray  # bool
+    weight: np.ndarray        # float64[n_cliques]
+    clauses: np.ndarray       # int64: the clauses they replace
+
+    @property
+    def n_cliques(self) -> int:
+        return len(self.weight)
+
+
+def _no_cliques() -> Cliques:
+    e = np.zeros(0, np.int64)
+    return Cliques(np.zeros(1, np.int64), e, np.zeros(0, bool), np.zeros(0), e)
+
+
+def find_cliques(sat: SatArrays, min_size: int = 3) -> Cliques:
+    """Complete graphs of equal positive weight among the soft two-literal
+    clauses of ``sat`` (nodes: literals; edges: clauses), of ``min_size``
+    literals or more. Only whole connected components of one weight's graph
+    are taken, and only when complete (then they are cliques for certain);
+    clauses must be merged (one clause per literal pair), as the grounder and
+    the presolve leave them."""
+    sizes = np.diff(sat.clause_start)
+    ids = np.flatnonzero((sizes == 2) & ~sat.is_hard & (sat.weight > 0))
+    if len(ids) < 3:
+        return _no_cliques()
+    first = sat.clause_start[:-1][ids]
+    code_a = 2 * sat.lit_atom[first].astype(np.int64) + (~sat.lit_positive[first])
+    code_b = 2 * sat.lit_atom[first + 1].astype(np.int64) + (~sat.lit_positive[first + 1])
+    # graph over (weight class, literal) nodes
+    _, wclass = np.unique(sat.weight[ids], return_inverse=True)
+    wclass = wclass.ravel().astype(np.int64)
+    key_a = wclass * (2 * sat.n_atoms) + code_a
+    key_b = wclass * (2 * sat.n_atoms) + code_b
+    nodes, loc = np.unique(np.concatenate([key_a, key_b]), return_inverse=True)
+    m = len(ids)
+    graph = sp.coo_matrix((np.ones(m, np.int8), (loc[:m], loc[m:])), shape=(len(nodes), len(nodes)))
+    n_comp, label = connected_components(graph, directed=False)
+    comp_size = np.bincount(label, minlength=n_comp)
+    comp_edges = np.bincount(label[loc[:m]], minlength=n_comp)
+    chosen = (comp_size >= min_size) & (comp_edges == comp_size * (comp_size - 1) // 2)
+    if not chosen.any():
+        return _no_cliques()
+    renum = np.full(n_comp, -1, np.int64)
+    renum[chosen] = np.arange(int(chosen.sum()))
+    node_clique = renum[label]
+    in_clique = np.flatnonzero(node_clique >= 0)
+    order = in_clique[np.argsort(node_clique[in_clique], kind="stable")]
+    codes = nodes[order] % (2 * sat.n_atoms)
+    start = np.zeros(int(chosen.sum()) + 1, np.int64)
+    np.cumsum(comp_size[chosen], out=start[1:])
+    edge_clique = node_clique[loc[:m]]
+    replaced = ids[edge_clique >= 0]
+    weight = np.zeros(len(start) - 1)
+    weight[edge_clique[edge_clique >= 0]] = sat.weight[replaced]
+    return Cliques(start=start, lit_atom=codes // 2, lit_positive=(codes % 2) == 0,
+                   weight=weight, clauses=replaced.astype(np.int64))
+
 
 @dataclass
 class Encoding:
@@ -67,10 +140,12 @@ class Encoding:
     z_clause: np.ndarray      # int64[n_z]: clause (local id) of each z variable
     z_weight: np.ndarray      # float64[n_z]
     hard: np.ndarray          # int64: hard clause ids (local)
+    cliques: Cliques | None = None   # pairwise clauses aggregated (their ids are not in z_clause)
 
 
-def encode(sat: SatArrays) -> Encoding:
-    """Objective and variable classes of Riedel's encoding of ``sat``."""
+def encode(sat: SatArrays, cliques: bool = False) -> Encoding:
+    """Objective and variable classes of Riedel's encoding of ``sat``;
+    ``cliques=True`` aggregates cliques of pairwise clauses (:class:`Cliques`)."""
     sizes = np.diff(sat.clause_start)
     soft = ~sat.is_hard
     unit = soft & (sizes == 1)
@@ -83,7 +158,14 @@ def encode(sat: SatArrays) -> Encoding:
     scale = np.bincount(u_atom, weights=np.abs(u_w), minlength=sat.n_atoms)
     atom_obj[np.abs(atom_obj) <= 1e-12 * scale] = 0.0
     offset = float(u_w[~u_pos].sum())
-    z_clause = np.flatnonzero(soft & (sizes >= 2))
+    multi = soft & (sizes >= 2)
+    found = None
+    if cliques:
+        found = find_cliques(sat)
+        multi[found.clauses] = False
+        n = np.diff(found.start).astype(np.float64)
+        offset += float((found.weight * n * (n - 1) / 2).sum())
+    z_clause = np.flatnonzero(multi)
     return Encoding(
         n_atoms=sat.n_atoms,
         atom_obj=atom_obj.astype(np.float64),
@@ -91,6 +173,7 @@ def encode(sat: SatArrays) -> Encoding:
         z_clause=z_clause,
         z_weight=sat.weight[z_clause],
         hard=np.flatnonzero(sat.is_hard),
+        cliques=found,
     )
 
 
@@ -127,6 +210,7 @@ class Model:
     row_upper: np.ndarray
     integrality: np.ndarray   # uint8[n_cols]: 1 for atoms, 0 for clause variables
     n_atoms: int
+    col_upper: np.ndarray | None = None   # upper bounds (None: all 1; lower bounds are 0)
 
     @property
     def n_cols(self) -> int:
@@ -192,7 +276,35 @@ def build_model(sat: SatArrays, enc: Encoding, with_objective: bool = True) -> M
             np.ones(sat.n_blocks),
         )
 
-    n_cols = n + nz
+    # cliques: p_K - k (F - n_pos) >= k n_pos - k (k + 1) / 2, with
+    # F - n_pos = sum_neg x - sum_pos x (F: false literals of the clique)
+    cl = enc.cliques if with_objective and enc.cliques is not None else _no_cliques()
+    p_col = n + nz + np.arange(cl.n_cliques, dtype=np.int64)
+    if cl.n_cliques:
+        csize = np.diff(cl.start)
+        n_pos = np.bincount(np.repeat(np.arange(cl.n_cliques), csize), weights=cl.lit_positive.astype(np.float64),
+                            minlength=cl.n_cliques)
+        # one row per (clique, k), k = 1..size-1
+        row_clique = np.repeat(np.arange(cl.n_cliques, dtype=np.int64), csize - 1)
+        row_first = np.zeros(cl.n_cliques + 1, np.int64)
+        np.cumsum(csize - 1, out=row_first[1:])
+        k = (np.arange(len(row_clique), dtype=np.int64) - row_first[row_clique] + 1).astype(np.float64)
+        # entries: each row repeats its clique's literals
+        lits_per_row = csize[row_clique]
+        entry_row = np.repeat(np.arange(len(row_clique), dtype=np.int64), lits_per_row)
+        lit_index = cl.start[row_clique][np.repeat(np.arange(len(row_clique)), lits_per_row)] + (
+            np.arange(len(entry_row), dtype=np.int64) - np.repeat(np.cumsum(lits_per_row) - lits_per_row, lits_per_row)
+        )
+        add(
+            np.concatenate([entry_row, np.arange(len(row_clique), dtype=np.int64)]),
+            np.concatenate([cl.lit_atom[lit_index], p_col[row_clique]]),
+            np.concatenate([np.where(cl.lit_positive[lit_index], 1.0, -1.0) * k[entry_row],
+                            np.ones(len(row_clique))]),
+            k * n_pos[row_clique] - k * (k + 1) / 2,
+            np.full(len(row_clique), _INF),
+        )
+
+    n_cols = n + nz + cl.n_cliques
     rows = np.concatenate([p[0] for p in parts])
     cols = np.concatenate([p[1] for p in parts])
     vals = np.concatenate([p[2] for p in parts])
@@ -201,12 +313,18 @@ def build_model(sat: SatArrays, enc: Encoding, with_objective: bool = True) -> M
     cost = np.zeros(n_cols)
     if with_objective:
         cost[:n] = enc.atom_obj
-        cost[n:] = z_weight
+        cost[n:n + nz] = z_weight
+        cost[n + nz:] = -cl.weight
     integrality = np.zeros(n_cols, dtype=np.uint8)
     integrality[:n] = 1
+    col_upper = None
+    if cl.n_cliques:
+        col_upper = np.ones(n_cols)
+        csize = np.diff(cl.start).astype(np.float64)
+        col_upper[n + nz:] = csize * (csize - 1) / 2
     return Model(
         cost=cost, matrix=matrix, row_lower=np.concatenate(lowers), row_upper=np.concatenate(uppers),
-        integrality=integrality, n_atoms=n,
+        integrality=integrality, n_atoms=n, col_upper=col_upper,
     )
 
 
@@ -233,7 +351,8 @@ def solve_model(model: Model, max_seconds: float | None, mip_gap: float, threads
     with warnings.catch_warnings():
         # options beyond scipy's five go to HiGHS verbatim, with a warning
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = milp(-model.cost, integrality=model.integrality, bounds=(0.0, 1.0),
+        bounds = (0.0, 1.0) if model.col_upper is None else (np.zeros(model.n_cols), model.col_upper)
+        res = milp(-model.cost, integrality=model.integrality, bounds=bounds,
                    constraints=constraints, options=options)
     x = None if res.x is None else np.asarray(res.x)
     dual = getattr(res, "mip_dual_bound", None)
@@ -597,12 +716,16 @@ def ilp_map(
     mip_gap: float = 0.0,
     threads: int = 1,
     group_atoms: int = DEFAULT_GROUP_ATOMS,
+    presolve: bool = True,
+    cliques: bool = True,
 ) -> MapResult:
     """Exact MAP by integer linear programming with HiGHS (see module docstring).
 
     ``mip_gap`` is HiGHS's relative gap tolerance (0: prove optimality);
     ``max_seconds`` bounds the whole solve: then the result is the best world
     found with its proven bound and ``optimal`` says whether it was proven.
+    ``presolve`` fixes atoms first (:mod:`.presolve`); ``cliques`` aggregates
+    cliques of pairwise clauses (:class:`Cliques`). Both keep the answer exact.
     """
     start = time.perf_counter()
     check_common_options(max_seconds, group_atoms)
@@ -615,17 +738,20 @@ def ilp_map(
     sat = sat_arrays(net)
     if sat.n_empty_hard:
         raise infeasibility_error(net, sat)
-    groups = component_groups(sat, net.component, group_atoms)
-    world = np.zeros(net.n_atoms, dtype=bool)
-    bound = sat.const_score
+    work, component, bound, pre = reduced_problem(net, sat, presolve)
+    groups = component_groups(work, component, group_atoms)
+    world = np.zeros(work.n_atoms, dtype=bool)
     all_optimal = True
     stats = {"groups": len(groups), "variables": 0, "rows": 0, "nodes": 0,
-             "fallback_groups": 0, "timed_out_groups": 0}
+             "fallback_groups": 0, "timed_out_groups": 0, "cliques": 0}
+    if pre is not None:
+        stats["presolve"] = pre.stats
     remaining = sum(len(g.atoms) for g in groups)
     for gi, g in enumerate(groups):
         budget = time_share(deadline, len(g.atoms), remaining)
         remaining -= len(g.atoms)
-        enc = encode(g.sat)
+        enc = encode(g.sat, cliques=cliques)
+        stats["cliques"] += 0 if enc.cliques is None else enc.cliques.n_cliques
         model = build_model(g.sat, enc)
         stats["variables"] += model.n_cols
         stats["rows"] += model.n_rows
@@ -634,7 +760,7 @@ def ilp_map(
         sol = solve_model(model, None if budget is None else budget - min(0.3 * budget, 2.0), mip_gap, threads)
         stats["nodes"] += sol.nodes
         if sol.status == 2:
-            raise infeasibility_error(net, sat, g)
+            raise infeasibility_error(net, sat, None if pre is not None else g)
         if sol.status not in (0, 1):
             raise InferenceError(f"HiGHS failed on a MAP model (status {sol.status})")
         optimal = sol.status == 0
@@ -657,4 +783,21 @@ def ilp_map(
         world[g.atoms] = local
         bound += group_bound
 
+    if pre is not None:
+        world = pre.expand(world)
     return solved_map_result(net, world, bound, all_optimal, "ilp", start, stats)
+
+
+def reduced_problem(net: GroundNetwork, sat: SatArrays, use_presolve: bool):
+    """The problem an exact solver works on: ``(sat, component labels, constant
+    score, Presolved or None)``. With ``use_presolve`` it is the presolved
+    problem (:func:`.presolve.presolve`), with its components recomputed
+    (fixing atoms often splits the network); when the presolve's propagation
+    meets a conflict, the InferenceError naming it is raised."""
+    if use_presolve:
+        pre = presolve_sat(sat)
+        if pre.infeasible:
+            raise infeasibility_error(net, sat)
+        component, _ = atom_components(pre.sat)
+        return pre.sat, component, sat.const_score + pre.const, pre
+    return sat, net.component, sat.const_score, None
