@@ -279,3 +279,33 @@ def test_persistent_mcsat_chain_follows_weight_changes():
         current = net.with_params(params)
         worlds = chain.sample(current, 3000, 50)
         assert np.allclose(worlds.mean(axis=0), exact_marginals(current).probabilities, atol=0.04)
+
+
+@pytest.mark.parametrize("kind", ["mcsat", "function"])
+def test_sampled_engine_restores_chain_world(kind):
+    """A rejected step is taken back in the chain too: after ``restore`` the
+    next samples continue from the saved world, not from where the rejected
+    weights drove the chain."""
+    from markovlogic.learn.engines import FunctionChain, PersistentMCSAT
+
+    net = GroundNetwork.from_clauses(6, [(0.0, [(a, True)]) for a in range(6)])
+    init = np.zeros(6, dtype=bool)
+    if kind == "mcsat":
+        chain = PersistentMCSAT(net, seed=2, metropolis_steps=0, init=init)
+    else:
+        starts = []
+
+        def sampler(n, k, start, seed, burn_in):
+            starts.append(None if start is None else start.copy())
+            return np.ones((k, n.n_atoms), dtype=bool) if seed % 2 == 0 else np.zeros((k, n.n_atoms), dtype=bool)
+
+        chain = FunctionChain(sampler, seed=0)
+    engine = SampledEngine(net, chain, samples=2, burn_in=0)
+    engine.moments(np.zeros(6))
+    saved = engine.save()
+    engine.moments(np.full(6, 8.0))          # drives the chain to all-true
+    engine.restore(saved)
+    assert np.array_equal(engine.save(), saved)
+    if kind == "function":
+        engine.moments(np.zeros(6))
+        assert np.array_equal(starts[-1], saved)
