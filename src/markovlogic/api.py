@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .errors import OptionError
 from .ground.network import GroundNetwork
@@ -22,20 +21,43 @@ from .infer.marginals import METHODS as MARGINAL_METHODS
 from .lang.ast import Query
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .model import MLN, Database
 
 MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact")
 
 
-def _atom_frame(net: GroundNetwork, atoms: np.ndarray) -> pd.DataFrame:
-    """predicate and argument names of the given atom ids, one row each."""
-    preds = np.asarray(net.predicates, dtype=object)[net.atom_pred[atoms]]
+def _atom_arguments(net: GroundNetwork, atoms: np.ndarray) -> tuple[list[str], list[tuple[str, ...]]]:
+    """Predicate names and argument-name tuples of the given atom ids."""
+    preds = np.asarray(net.predicates, dtype=object)[net.atom_pred[atoms]].tolist()
     consts = np.asarray(net.constants + ("",), dtype=object)  # -1 pads map to ""
     args = net.atom_args[atoms]
     arg_names = consts[np.where(args < 0, len(net.constants), args)]
     arguments = [tuple(a for a in row if a != "") for row in arg_names.tolist()]
-    names = [f"{p}({','.join(a)})" for p, a in zip(preds.tolist(), arguments)]
-    return pd.DataFrame({"atom": names, "predicate": preds.tolist(), "arguments": arguments})
+    return preds, arguments
+
+
+def _atom_names(net: GroundNetwork, atoms: np.ndarray) -> list[str]:
+    preds, arguments = _atom_arguments(net, atoms)
+    return [f"{p}({','.join(a)})" for p, a in zip(preds, arguments)]
+
+
+def _sorted_query_atoms(net: GroundNetwork) -> tuple[np.ndarray, list[str]]:
+    """Query atom ids and their names, in name order (the order of results)."""
+    q = np.flatnonzero(net.is_query)
+    names = _atom_names(net, q)
+    order = sorted(range(len(names)), key=names.__getitem__)
+    return q[np.asarray(order, dtype=np.int64)], [names[i] for i in order]
+
+
+def _atom_frame(net: GroundNetwork, atoms: np.ndarray) -> pd.DataFrame:
+    """predicate and argument names of the given atom ids, one row each."""
+    import pandas as pd  # on demand: importing pandas costs ~0.2 s, and the CLI never needs it
+
+    preds, arguments = _atom_arguments(net, atoms)
+    names = [f"{p}({','.join(a)})" for p, a in zip(preds, arguments)]
+    return pd.DataFrame({"atom": names, "predicate": preds, "arguments": arguments})
 
 
 @dataclass
@@ -66,16 +88,17 @@ class MapAnswer:
     @property
     def atoms(self) -> set[str]:
         """The query atoms that are true in the MAP world."""
-        df = self.frame
-        return set(df.loc[df["value"], "atom"])
+        q = np.flatnonzero(self.network.is_query & self.world)
+        return set(_atom_names(self.network, q))
 
     def to_alchemy(self, all_atoms: bool = False) -> str:
         """Alchemy's result format: true atoms one per line, or every atom with 0/1."""
-        df = self.frame
+        ids, names = _sorted_query_atoms(self.network)
+        values = self.world[ids].tolist()
         if all_atoms:
-            lines = [f"{a} {int(v)}" for a, v in zip(df["atom"], df["value"])]
+            lines = [f"{a} {int(v)}" for a, v in zip(names, values)]
         else:
-            lines = df.loc[df["value"], "atom"].tolist()
+            lines = [a for a, v in zip(names, values) if v]
         return "".join(line + "\n" for line in lines)
 
 
@@ -103,8 +126,8 @@ class Marginals:
         return dict(zip(df["atom"], df["probability"].astype(float)))
 
     def to_alchemy(self) -> str:
-        df = self.frame
-        return "".join(f"{a} {p:.4f}\n" for a, p in zip(df["atom"], df["probability"]))
+        ids, names = _sorted_query_atoms(self.network)
+        return "".join(f"{a} {p:.4f}\n" for a, p in zip(names, self.probabilities[ids].tolist()))
 
 
 def normalize_queries(mln: "MLN", queries: Sequence[str | Query] | str | None) -> list[Query] | None:

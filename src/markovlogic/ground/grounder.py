@@ -34,7 +34,6 @@ import time
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..errors import MarkovLogicError, MLNSemanticError
 from ..lang.ast import Const, Func, Query
@@ -667,7 +666,7 @@ class Grounder:
         for k in np.unique(p):
             info = self.store.preds[self.store.pred_names[k]]
             sel = true_ids[p == k]
-            frame = pd.DataFrame({f"a{j}": args[sel, j] for j in range(info.arity)} or {"one": np.ones(len(sel), np.int32)})
+            frame = {f"a{j}": args[sel, j] for j in range(info.arity)} or {"one": np.ones(len(sel), np.int32)}
             name = f"_w{int(k)}"
             self.store.con.register(name, frame)
             tables[int(k)] = name

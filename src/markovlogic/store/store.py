@@ -31,7 +31,6 @@ from typing import Iterable, Sequence
 
 import duckdb
 import numpy as np
-import pandas as pd
 
 from ..errors import EvidenceError, QueryError
 from ..lang.ast import Const, EvidenceAtom, FunctionValue, Query, Var
@@ -346,7 +345,7 @@ class EvidenceStore:
         if n == 0:
             self.con.execute(f"CREATE OR REPLACE TABLE {table} ({schema})")
             return
-        frame = pd.DataFrame(columns)
+        frame = dict(columns)  # DuckDB scans a dict of numpy arrays directly (no pandas import)
         casts = ", ".join(
             f"{name}::{kind} AS {name}" for name, kind in (c.strip().split() for c in schema.split(","))
         )
@@ -358,8 +357,7 @@ class EvidenceStore:
 
     def _build_constant_tables(self) -> None:
         cols = self.constants.value_columns()
-        frame = pd.DataFrame(cols)
-        self.con.register("_consts_frame", frame)
+        self.con.register("_consts_frame", cols)
         try:
             self.con.execute(
                 "CREATE OR REPLACE TABLE consts AS SELECT id::INTEGER AS id, name::VARCHAR AS name, "
