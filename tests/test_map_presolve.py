@@ -226,3 +226,18 @@ def test_ilp_with_cliques_matches_enumeration(presolve_on):
         assert res.score == pytest.approx(best.score, abs=1e-6)
         assert res.score == pytest.approx(net.score(res.world), abs=1e-12)
         assert res.bound >= res.score - 1e-6 and res.bound == pytest.approx(res.score, abs=1e-5)
+
+
+@pytest.mark.parametrize("presolve_on", [False, True])
+def test_cpsat_with_cliques_matches_enumeration(presolve_on):
+    pytest.importorskip("ortools")
+    from markovlogic.infer.cpsat import cpsat_map
+
+    rng = np.random.default_rng(91 + presolve_on)
+    for _ in range(25):
+        net = clique_network(rng, int(rng.integers(2, 15)))
+        best = exact_map(net)
+        res = cpsat_map(net, presolve=presolve_on, cliques=True)
+        assert res.optimal and res.hard_violated == 0
+        assert res.score == pytest.approx(best.score, abs=1e-6)
+        assert res.bound >= res.score - 1e-6 and res.bound == pytest.approx(res.score, abs=1e-5)
