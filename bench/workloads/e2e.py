@@ -51,6 +51,24 @@ def e2e_cse_cpi() -> dict:
     return _infer("cse", "--map", "--method", "cpi", "--max-seconds", "60")
 
 
+@workload("e2e-cse-ilp", "mln infer --map --method ilp on tuffy/cse (presolve + cliques), files to result",
+          peers="cse-map")
+def e2e_cse_ilp() -> dict:
+    return _infer("cse", "--map", "--method", "ilp", "--max-seconds", "60")
+
+
+@workload("e2e-cse-cpsat", "mln infer --map --method cpsat on tuffy/cse (presolve + cliques), files to result",
+          peers="cse-map")
+def e2e_cse_cpsat() -> dict:
+    return _infer("cse", "--map", "--method", "cpsat", "--max-seconds", "60")
+
+
+@workload("e2e-rc1000-ilp", "mln infer --map --method ilp on tuffy/rc1000 (hard rules contradict the evidence: "
+          "exit status 2 with the conflict), files to error", peers="rc1000-map")
+def e2e_rc1000_ilp() -> dict:
+    return _infer("rc1000", "--map", "--method", "ilp", "--max-seconds", "60")
+
+
 @workload("e2e-class-ilp", "mln infer --map (ILP, exact) on tuffy/class, files to result", peers="class-map")
 def e2e_class_ilp() -> dict:
     return _infer("class", "--map", "--method", "ilp")

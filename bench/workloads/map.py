@@ -71,3 +71,54 @@ def map_class() -> dict:
 def map_rc1000() -> dict:
     net, figures = ground_tuffy("rc1000")
     return {**figures, **_mws(net), **_ilp(net, 60.0)}
+
+
+def _ilp_variant(net, max_seconds: float, **options) -> dict:
+    from markovlogic.infer.ilp import ilp_map
+
+    start = time.perf_counter()
+    res = ilp_map(net, max_seconds=max_seconds, **options)
+    return {
+        "seconds": round(time.perf_counter() - start, 3),
+        "cost": round(res.cost, 3),
+        "bound_cost": round(res.cost - (res.bound - res.score), 3),
+        "optimal": res.optimal,
+    }
+
+
+def _variants(name: str, max_seconds: float) -> dict:
+    """The exact solvers on one network with the presolve and the clique
+    encoding on and off (each variant capped at ``max_seconds``): the
+    before/after of each in one run."""
+    from markovlogic.infer.ilp import ilp_map
+
+    net, figures = ground_tuffy(name)
+    ilp_map(net, max_seconds=max_seconds)                  # load kernels and HiGHS once
+    out = dict(figures)
+    for label, opts in (("ilp_plain", dict(presolve=False, cliques=False)),
+                        ("ilp_presolve", dict(presolve=True, cliques=False)),
+                        ("ilp_cliques", dict(presolve=False, cliques=True)),
+                        ("ilp_both", dict(presolve=True, cliques=True))):
+        for k, v in _ilp_variant(net, max_seconds, **opts).items():
+            out[f"{label}_{k}"] = v
+    try:
+        from markovlogic.infer.cpsat import cpsat_map
+    except ImportError:                                    # pragma: no cover
+        return out
+    start = time.perf_counter()
+    res = cpsat_map(net, max_seconds=max_seconds)
+    out.update(cpsat_seconds=round(time.perf_counter() - start, 3), cpsat_cost=round(res.cost, 3),
+               cpsat_optimal=res.optimal)
+    return out
+
+
+@workload("map-cse-variants", "tuffy/cse: ILP with presolve/cliques off and on (30 s cap each), CP-SAT",
+          peers="cse-map")
+def map_cse_variants() -> dict:
+    return _variants("cse", 30.0)
+
+
+@workload("map-class-variants", "tuffy/class: ILP with presolve/cliques off and on (30 s cap each), CP-SAT",
+          peers="class-map")
+def map_class_variants() -> dict:
+    return _variants("class", 30.0)
