@@ -188,6 +188,43 @@ def test_result_is_a_local_optimum(seed):
             assert (net.hard_violated(w), net.cost(w)) >= (key[0], key[1] - 1e-9)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_result_admits_no_improving_pair_of_neighbours(seed):
+    """Nor does flipping two atoms that share a clause (the pair descent)."""
+    rng = np.random.default_rng(4100 + seed)
+    net = random_network(rng, 30, 90, max_len=3, n_blocks=3, p_hard=0.05)
+    res = maxwalksat(net, max_flips=200, max_tries=2, seed=seed)
+    key = (res.hard_violated, res.cost - 1e-9)
+    free = net.atom_block < 0
+    for c in range(net.n_clauses):
+        atoms = [a for a in net.lit_atom[net.clause_start[c]:net.clause_start[c + 1]] if free[a]]
+        for i, x in enumerate(atoms):
+            for y in atoms[i + 1:]:
+                if x == y:
+                    continue
+                w = res.world.copy()
+                w[[x, y]] = ~w[[x, y]]
+                assert (net.hard_violated(w), net.cost(w)) >= key
+
+
+def test_pair_descent_escapes_what_single_flips_cannot():
+    """Two atoms each worth 0.04 alone, tied by weight-2 implications both ways
+    (tuffy/class: two papers citing each other): from all-false no single flip
+    helps, the pair does."""
+    net = GroundNetwork.from_clauses(2, [
+        (0.04, [(0, True)]), (0.04, [(1, True)]),
+        (2.0, [(0, False), (1, True)]), (2.0, [(1, False), (0, True)]),
+    ])
+    sat = sat_arrays(net)
+    search = Search(sat, 0)
+    search.reset(np.zeros(2, dtype=bool), 0.0)
+    search.descend(pairs=False)
+    assert not search.world.any()
+    search.descend(pairs=True)
+    assert search.world.all()
+    assert net.cost(search.best_world) == pytest.approx(0.0)
+
+
 def test_init_violating_blocks_is_repaired():
     net = GroundNetwork.from_clauses(4, [(1.0, [(0, True)])], blocks=[[0, 1, 2]])
     res = maxwalksat(net, max_flips=0, init=np.array([True, True, True, False]))
