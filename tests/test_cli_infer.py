@@ -100,6 +100,8 @@ def test_prints_to_stdout_without_result_file(capsys):
         (["--burn-in", "-1"], "burn-in must be"),
         (["-m", "-a"], "choose one of -m"),
         (["--map", "--method", "ilp", "--noise", "0.3"], "maxwalksat only"),
+        (["-p", "--metropolis-steps", "2"], "mcsat only"),
+        (["--method", "exact", "--hard-weight", "5"], "does not apply to exact"),
     ],
 )
 def test_bad_options_exit_2_before_work(tmp_path, capsys, extra, message):
@@ -108,6 +110,22 @@ def test_bad_options_exit_2_before_work(tmp_path, capsys, extra, message):
     assert main(["infer", *BASE, *extra, "-r", str(result)]) == 2
     assert message in capsys.readouterr().err
     assert result.read_text() == "previous\n"          # nothing half-written, nothing lost
+
+
+def test_contradicting_hard_clauses_sampled_with_hard_weight(tmp_path, capsys):
+    """MC-SAT refuses contradicting hard clauses unless --hard-weight softens
+    them, as Alchemy does; the softened model's marginals match enumeration."""
+    mln = tmp_path / "bad.mln"
+    mln.write_text("t = {A}\nP(t)\nQ(t)\nP(x) => Q(x).\nP(x) => !Q(x).\n")
+    db = tmp_path / "bad.db"
+    db.write_text("P(A)\n")
+    args = ["-i", str(mln), "-e", str(db), "-q", "Q"]
+    assert main(["infer", *args]) == 2
+    assert "hard" in capsys.readouterr().err
+    out = tmp_path / "out.result"
+    assert main(["infer", *args, "--hard-weight", "3", "--samples", "2000", "--no-rao-blackwell",
+                 "--metropolis-steps", "0", "-r", str(out)]) == 0
+    assert _read_marginals(out)["Q(A)"] == pytest.approx(0.5, abs=0.05)   # the two clauses weigh the same
 
 
 def test_unknown_query_predicate_is_an_error(capsys):

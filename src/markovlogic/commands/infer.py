@@ -57,6 +57,18 @@ def infer_command(
     samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw (MC-SAT, Gibbs)."),
     burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in samples (MC-SAT, Gibbs)."),
     chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs chains."),
+    hard_weight: Optional[float] = typer.Option(
+        None, "--hard-weight",
+        help="MC-SAT, Gibbs: treat hard clauses as soft with this weight (as Alchemy does); needed when they contradict.",
+    ),
+    metropolis_steps: Optional[int] = typer.Option(
+        None, "--metropolis-steps",
+        help="MC-SAT: Metropolis moves on the model after each step (0: plain MC-SAT as in Alchemy).",
+    ),
+    rao_blackwell: Optional[bool] = typer.Option(
+        None, "--rao-blackwell/--no-rao-blackwell",
+        help="MC-SAT: average each atom's conditional probability (default) or its sampled value (Alchemy).",
+    ),
     max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try (default 50,000)."),
     tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT tries (restarts; default 20)."),
     noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise (random-walk probability)."),
@@ -119,14 +131,18 @@ def infer_command(
         stats.update({k: v for k, v in answer.stats.items() if isinstance(v, (int, float, str, bool))})
     else:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, samples=samples,
-                                          burn_in=burn_in, chains=chains).items() if v is not None}
+                                          burn_in=burn_in, chains=chains, hard_weight=hard_weight,
+                                          metropolis_steps=metropolis_steps,
+                                          rao_blackwell=rao_blackwell).items() if v is not None}
         if method == "exact":
-            for k in ("samples", "burn_in", "chains"):
+            for k in ("samples", "burn_in", "chains", "hard_weight", "metropolis_steps", "rao_blackwell"):
                 if k in options:
                     raise OptionError(f"--{k.replace('_', '-')} does not apply to exact inference")
             options.pop("seed", None)
         elif chains is not None and method != "gibbs":
             raise OptionError("--chains applies to gibbs only")
+        elif method != "mcsat" and (metropolis_steps is not None or rao_blackwell is not None):
+            raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only")
         with _sampling_progress(method, options.get("samples", 1000)) as progress:
             if progress is not None:
                 options["progress"] = progress
