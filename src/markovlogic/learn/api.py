@@ -36,9 +36,9 @@ DISCRIMINATIVE = ("perceptron", "dn", "scg", "mira")
 _METHOD_OPTIONS = {
     "pll": {"tolerance"},
     "dn": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
-           "max_seconds"},
+           "max_seconds", "average"},
     "scg": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
-            "max_seconds"},
+            "max_seconds", "average"},
     "perceptron": {"map_method", "learning_rate", "per_weight", "init", "max_seconds"},
     "mira": {"map_method", "C", "init", "max_seconds"},
 }

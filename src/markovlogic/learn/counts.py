@@ -146,7 +146,11 @@ class FeatureCounter:
     ``_unsat_counts``). Built once per network with numpy."""
 
     def __init__(self, net: GroundNetwork) -> None:
-        self.net = net
+        # the arrays, not the network: the cache below holds counters weakly
+        # by network, and a counter referring to its network would keep it
+        # (and its millions of clauses) alive for the life of the process
+        self._arrays = (net.clause_start, net.lit_atom, net.lit_positive, net.param_start, net.param_index,
+                        net.param_coef)
         (self.counted, self.anchor_start, self.anchor_clause, self.positive_only,
          self.total) = _anchor_index(net.n_atoms, net.n_params, net.clause_start, net.lit_atom, net.lit_positive,
                                      net.is_hard, net.param_start, net.param_index, net.param_coef)
@@ -164,10 +168,9 @@ class FeatureCounter:
         single = worlds.ndim == 1
         w2 = np.ascontiguousarray(worlds.reshape(1, -1) if single else worlds)
         out = np.zeros((len(w2), len(self.total)))
-        net = self.net
+        clause_start, lit_atom, lit_positive, param_start, param_index, param_coef = self._arrays
         _sparse_counts(w2, self.anchor_start, self.anchor_clause, self.positive_only, self.counted,
-                       net.clause_start, net.lit_atom, net.lit_positive, net.param_start, net.param_index,
-                       net.param_coef, self.total, out)
+                       clause_start, lit_atom, lit_positive, param_start, param_index, param_coef, self.total, out)
         return out[0] if single else out
 
 

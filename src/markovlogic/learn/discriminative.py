@@ -100,6 +100,7 @@ def _second_order(
     tolerance: float,
     max_seconds: float | None,
     callback: Callback | None,
+    average: bool = False,
 ) -> LearnResult:
     start = time.perf_counter()
     data = prepare(nets)
@@ -172,6 +173,9 @@ def _second_order(
         w = point.params + alpha * direction
     else:  # pragma: no cover - the loop always breaks
         pass
+    if average and len(trace) > 1:
+        # Polyak-Ruppert: the mean of the accepted points of the second half
+        w = np.mean([r.params for r in trace[len(trace) // 2:]], axis=0)
     return LearnResult(
         params=w.copy(),
         param_info=data.param_info,
@@ -224,7 +228,9 @@ _SECOND_ORDER_DOC = """
     ``-cgLambda``, ``-cgMaxLambda``); ``max_step``: optional cap on the change
     of any weight per iteration; ``tolerance``: stop when the predicted
     improvement falls below it; ``max_seconds``; ``callback(row)`` after each
-    iteration (True stops)."""
+    iteration (True stops); ``average``: return the mean of the weights of
+    the second half of the iterations (Polyak-Ruppert averaging: the
+    sampled gradients make the last iterate noisy) instead of the last."""
 
 
 def learn_dn(
@@ -243,12 +249,13 @@ def learn_dn(
     tolerance: float = 1e-4,
     max_seconds: float | None = None,
     callback: Callback | None = None,
+    average: bool = False,
 ) -> LearnResult:
     return _second_order(
         nets, method="dn", iterations=iterations, prior_stddev=prior_stddev, seed=seed,
         inference=inference, samples=samples, burn_in=burn_in, initial_lambda=initial_lambda,
         max_lambda=max_lambda, max_step=max_step, init=init, tolerance=tolerance,
-        max_seconds=max_seconds, callback=callback,
+        max_seconds=max_seconds, callback=callback, average=average,
     )
 
 
@@ -271,12 +278,13 @@ def learn_scg(
     tolerance: float = 1e-4,
     max_seconds: float | None = None,
     callback: Callback | None = None,
+    average: bool = False,
 ) -> LearnResult:
     return _second_order(
         nets, method="scg", iterations=iterations, prior_stddev=prior_stddev, seed=seed,
         inference=inference, samples=samples, burn_in=burn_in, initial_lambda=initial_lambda,
         max_lambda=max_lambda, max_step=max_step, init=init, tolerance=tolerance,
-        max_seconds=max_seconds, callback=callback,
+        max_seconds=max_seconds, callback=callback, average=average,
     )
 
 
