@@ -106,3 +106,16 @@ def test_cpi_keeps_same_literals_from_templates_of_opposite_sign():
     assert ilp.atoms == set()
     assert cpi.atoms == set()
     assert cpi.optimal
+
+
+def test_cpi_separates_again_after_an_empty_first_round():
+    # The all-false world violates nothing, but the solver must make one M(x, .)
+    # true per block and may pick N2/N3, which the hard clauses forbid: CPI has
+    # to separate against the solved world before claiming convergence
+    # (found by hypothesis: it used to stop after round 1 with 3 hard clauses broken).
+    mln = MLN.from_string("t = {A, B, C}\nn = {N1, N2, N3}\nM(t, n!)\n!M(x, N2).\n!M(x, N3).\n")
+    db = Database.from_string("", mln=mln)
+    cpi = mln.map(db, queries="M", method="cpi")
+    assert cpi.optimal and cpi.hard_violated == 0
+    assert sorted(cpi.atoms) == ["M(A,N1)", "M(B,N1)", "M(C,N1)"]
+    assert cpi.stats["iterations"] >= 2

@@ -74,9 +74,8 @@ def cpi_solve(
         )
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        if new.n_clauses == 0:           # nothing violated even by the first world
-            converged = True
-            break
+        # even when the first separation found nothing, the solved world
+        # differs from the all-false one (blocks, ties): separate again
     assert result is not None and net is not None
     exact_base = base in ("ilp", "cpsat", "exact")
     result.method = f"cpi+{base}"

@@ -11,7 +11,9 @@ whatever the fixing rules); and the fixing rules keep an optimal world, so
 ``const + optimum(reduced) == optimum(full)`` and a bound on the reduced
 problem plus ``const`` bounds the full one.
 
-Two rules, applied to a fixpoint with a work queue (numba, O(literals)):
+Two rules, applied in rounds (numpy over all literals per round; a round
+fixes every atom either rule fixes, up to ``MAX_ROUNDS`` rounds; tuffy/cse
+and tuffy/class need 2-3):
 
 - **hard unit propagation**: a hard clause whose literals are all false but
   one forces that one true;
@@ -39,8 +41,8 @@ with one literal becomes part of its atom's unit weight; identical clauses
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
 from .kernels_state import SatArrays, normalise_clauses
@@ -66,183 +68,85 @@ class Presolved:
         return world
 
 
-# ---------------------------------------------------------------- kernel
+# ---------------------------------------------------------------- rounds
 
-@nb.njit(cache=True)
-def _enqueue(a, queued, queue, qt):
-    if not queued[a]:
-        queued[a] = True
-        queue[qt % len(queue)] = a
-        return qt + 1
-    return qt
+MAX_ROUNDS = 64     # stopping early only leaves more atoms free: still exact
 
 
-@nb.njit(cache=True)
-def _kernel(n_atoms, clause_start, lit_atom, lit_positive, weight, is_hard,
-            atom_lit_start, occ_clause, occ_positive, atom_block):
-    """Propagate to a fixpoint. Returns ``(status, value, alive, obj, const,
-    n_dominated, n_forced)``; ``status`` 1 means a hard conflict. ``alive[c]``
-    says clause ``c`` (with its free literals) is still part of the problem;
-    ``obj`` is the unit weight of each free atom (score(a=1) - score(a=0))."""
-    n_clauses = len(clause_start) - 1
-    value = np.full(n_atoms, -1, np.int8)
-    nfree = np.empty(n_clauses, np.int64)
-    alive = np.ones(n_clauses, np.bool_)
-    obj = np.zeros(n_atoms)
-    g1 = np.zeros(n_atoms)
-    g0 = np.zeros(n_atoms)
-    hpos = np.zeros(n_atoms, np.int64)
-    hneg = np.zeros(n_atoms, np.int64)
-    const = 0.0
-    # queue of atoms to (re)examine; a ring buffer of n_atoms + 1 slots
-    queue = np.empty(n_atoms + 1, np.int64)
-    queued = np.zeros(n_atoms, np.bool_)
-    qh = 0
-    qt = 0
-    n_dom = 0
-    n_forced = 0
-    # forced assignments (hard units): a stack with the value to set
-    fstack = np.empty(n_clauses + 1, np.int64)
-    fval = np.empty(n_clauses + 1, np.int8)
-    ft = 0
+class _State(NamedTuple):
+    """What the clauses look like under a partial assignment ``value``."""
 
-    for c in range(n_clauses):
-        s = clause_start[c]
-        e = clause_start[c + 1]
-        nfree[c] = e - s
-        if is_hard[c]:
-            if e - s == 1:
-                fstack[ft] = lit_atom[s]
-                fval[ft] = 1 if lit_positive[s] else 0
-                ft += 1
-            for i in range(s, e):
-                if lit_positive[i]:
-                    hpos[lit_atom[i]] += 1
-                else:
-                    hneg[lit_atom[i]] += 1
-        else:
-            w = weight[c]
-            if e - s == 1:
-                a = lit_atom[s]
-                if lit_positive[s]:
-                    obj[a] += w
-                else:
-                    obj[a] -= w
-                    const += w
-                alive[c] = False
-            else:
-                for i in range(s, e):
-                    if lit_positive[i] == (w > 0):
-                        g1[lit_atom[i]] += abs(w)
-                    else:
-                        g0[lit_atom[i]] += abs(w)
-    for a in range(n_atoms):
-        qt = _enqueue(a, queued, queue, qt)
+    open_: np.ndarray      # bool[n_clauses]: not satisfied by a fixed atom and some literal free
+    nfree: np.ndarray      # int64[n_clauses]: free literals
+    lit_live: np.ndarray   # bool[n_lits]: free literal of an open clause
+    conflict: bool         # a hard clause has every literal false
 
-    while True:
-        # pick the next assignment: forced ones first, then dominance checks
-        a = -1
-        v = np.int8(-1)
-        forced = False
-        while ft > 0:
-            ft -= 1
-            x = fstack[ft]
-            if value[x] == -1:
-                if atom_block[x] >= 0:
-                    continue            # block atoms are left to the solver
-                a = x
-                v = fval[ft]
-                forced = True
-                break
-            if value[x] != fval[ft]:
-                return 1, value, alive, obj, const, n_dom, n_forced
-        if a < 0:
-            while qh < qt:
-                x = queue[qh % len(queue)]
-                qh += 1
-                queued[x] = False
-                if value[x] != -1 or atom_block[x] >= 0:
-                    continue
-                if hpos[x] == 0 and obj[x] + g1[x] <= 0.0:
-                    a = x
-                    v = np.int8(0)
-                    break
-                if hneg[x] == 0 and g0[x] - obj[x] <= 0.0:
-                    a = x
-                    v = np.int8(1)
-                    break
-        if a < 0:
+
+def _state(sat: SatArrays, value: np.ndarray) -> _State:
+    lv = value[sat.lit_atom]
+    free = lv < 0
+    true = ~free & (lv == sat.lit_positive)
+    m = sat.n_clauses
+    satisfied = np.bincount(sat.lit_clause, weights=true, minlength=m) > 0
+    nfree = np.bincount(sat.lit_clause, weights=free, minlength=m).astype(np.int64)
+    conflict = bool((sat.is_hard & ~satisfied & (nfree == 0)).any())
+    open_ = ~satisfied & (nfree > 0)
+    return _State(open_, nfree, free & open_[sat.lit_clause], conflict)
+
+
+def _rounds(sat: SatArrays, max_rounds: int = MAX_ROUNDS):
+    """Fix atoms in rounds: every round computes, for the current partial
+    assignment, the hard clauses with one free literal left (forced) and the
+    dominance bounds of every free atom, and fixes all of them at once (the
+    bounds hold for every completion of the round's assignment, so fixing
+    them together keeps an optimal world: flip them one by one in an optimal
+    world, none loses score). Returns ``(value, state, n_dominated,
+    n_forced)``, or ``None`` on a hard conflict."""
+    n = sat.n_atoms
+    value = np.full(n, -1, np.int8)
+    lc, la, lp = sat.lit_clause, sat.lit_atom, sat.lit_positive
+    hard_lit = sat.is_hard[lc]
+    wl = sat.weight[lc]
+    absw = np.abs(wl)
+    helps_up = lp == (wl > 0)        # setting the atom to 1 can only help this clause
+    movable = sat.atom_block < 0     # block atoms stay free
+    n_dom = n_forced = 0
+    for round_ in range(max_rounds + 1):
+        st = _state(sat, value)
+        if st.conflict:
+            return None
+        if round_ == max_rounds:
             break
-        if forced:
-            n_forced += 1
-        else:
-            n_dom += 1
-        value[a] = v
-        if v == 1:
-            const += obj[a]
-        obj[a] = 0.0
-        for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
-            c = occ_clause[k]
-            if not alive[c]:
-                continue
-            s = clause_start[c]
-            e = clause_start[c + 1]
-            hard = is_hard[c]
-            w = weight[c]
-            if (occ_positive[k] and v == 1) or (not occ_positive[k] and v == 0):
-                # satisfied: the clause leaves; its other free literals lose its pull
-                alive[c] = False
-                if not hard:
-                    const += w
-                for i in range(s, e):
-                    x = lit_atom[i]
-                    if x == a or value[x] != -1:
-                        continue
-                    if hard:
-                        if lit_positive[i]:
-                            hpos[x] -= 1
-                        else:
-                            hneg[x] -= 1
-                    elif lit_positive[i] == (w > 0):
-                        g1[x] -= abs(w)
-                    else:
-                        g0[x] -= abs(w)
-                    qt = _enqueue(x, queued, queue, qt)
-                continue
-            # the literal is false
-            nfree[c] -= 1
-            if nfree[c] > 1:
-                continue
-            if nfree[c] == 0:
-                if hard:
-                    return 1, value, alive, obj, const, n_dom, n_forced
-                alive[c] = False          # soft, every literal false: contributes nothing
-                continue
-            # one free literal left
-            last = -1
-            for i in range(s, e):
-                if value[lit_atom[i]] == -1:
-                    last = i
-                    break
-            x = lit_atom[last]
-            if hard:
-                fstack[ft] = x
-                fval[ft] = 1 if lit_positive[last] else 0
-                ft += 1
-                continue
-            # a soft clause becomes a unit on x
-            alive[c] = False
-            if lit_positive[last] == (w > 0):
-                g1[x] -= abs(w)
-            else:
-                g0[x] -= abs(w)
-            if lit_positive[last]:
-                obj[x] += w
-            else:
-                obj[x] -= w
-                const += w
-            qt = _enqueue(x, queued, queue, qt)
-    return 0, value, alive, obj, const, n_dom, n_forced
+        unit = st.nfree[lc] == 1
+        hl = st.lit_live & hard_lit
+        forced = hl & unit
+        hpos = np.bincount(la[hl & lp], minlength=n)
+        hneg = np.bincount(la[hl & ~lp], minlength=n)
+        sl = st.lit_live & ~hard_lit
+        ul = sl & unit
+        obj = np.bincount(la[ul], weights=np.where(lp[ul], wl[ul], -wl[ul]), minlength=n)
+        ml = sl & ~unit
+        g1 = np.bincount(la[ml & helps_up], weights=absw[ml & helps_up], minlength=n)
+        g0 = np.bincount(la[ml & ~helps_up], weights=absw[ml & ~helps_up], minlength=n)
+        # forced values (block atoms excepted); both ways is a conflict
+        f_true = np.bincount(la[forced & lp], minlength=n) > 0
+        f_false = np.bincount(la[forced & ~lp], minlength=n) > 0
+        if (f_true & f_false).any():
+            return None
+        f_true &= movable
+        f_false &= movable
+        free = (value < 0) & movable & ~f_true & ~f_false
+        # (an atom forced one way never passes the dominance test the other way:
+        # the forcing clause counts in hpos/hneg)
+        to_false = free & (hpos == 0) & (obj + g1 <= 0.0)
+        to_true = free & ~to_false & (hneg == 0) & (g0 - obj <= 0.0)
+        if not (f_true.any() or f_false.any() or to_false.any() or to_true.any()):
+            break
+        n_forced += int(f_true.sum() + f_false.sum())
+        n_dom += int(to_false.sum() + to_true.sum())
+        value[f_false | to_false] = 0
+        value[f_true | to_true] = 1
+    return value, st, n_dom, n_forced
 
 
 # ---------------------------------------------------------------- assembly
@@ -273,26 +177,40 @@ def _merge_identical(sizes: np.ndarray, codes: np.ndarray, weight: np.ndarray, i
     return keep, merged_w
 
 
-def presolve(sat: SatArrays) -> Presolved:
+def presolve(sat: SatArrays, max_rounds: int = MAX_ROUNDS) -> Presolved:
     """Presolve ``sat`` (see module docstring). ``sat.const_score`` is not
     included in ``const`` (the caller adds it as before)."""
     n = sat.n_atoms
-    status, value, alive, obj, const, n_dom, n_forced = _kernel(
-        n, sat.clause_start.astype(np.int64), sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard,
-        sat.atom_lit_start, sat.occ_clause, sat.occ_positive, sat.atom_block,
-    )
-    if status != 0:
+    out = _rounds(sat, max_rounds)
+    if out is None:
         free = np.arange(n, dtype=np.int64)
         return Presolved(n, np.full(n, -1, np.int8), free, sat, 0.0, infeasible=True,
                          stats={"fixed": 0, "infeasible": True})
+    value, st, n_dom, n_forced = out
     free = np.flatnonzero(value < 0).astype(np.int64)
     local = np.full(n, -1, np.int64)
     local[free] = np.arange(len(free))
+    soft = ~sat.is_hard
+    lc = sat.lit_clause
+
+    # soft clauses satisfied by the fixed atoms are constant; soft clauses with
+    # one free literal left become unit weights of their atom (as does a unit
+    # soft clause of the input)
+    lv = value[sat.lit_atom]
+    satisfied = np.bincount(lc, weights=(lv >= 0) & (lv == sat.lit_positive), minlength=sat.n_clauses) > 0
+    const = float(sat.weight[soft & satisfied].sum())
+    unit_c = soft & st.open_ & (st.nfree == 1)
+    ul = st.lit_live & unit_c[lc]
+    wl = sat.weight[lc[ul]]
+    pos = sat.lit_positive[ul]
+    obj = np.bincount(sat.lit_atom[ul], weights=np.where(pos, wl, -wl), minlength=n)
+    const += float(wl[~pos].sum())
 
     # surviving clauses with their free literals only
-    keep_lit = alive[sat.lit_clause] & (value[sat.lit_atom] < 0)
+    alive = st.open_ & ~unit_c
+    keep_lit = st.lit_live & alive[lc]
     clause_ids = np.flatnonzero(alive)
-    sizes = np.bincount(sat.lit_clause[keep_lit], minlength=sat.n_clauses)[clause_ids]
+    sizes = np.bincount(lc[keep_lit], minlength=sat.n_clauses)[clause_ids]
     lit_atom = local[sat.lit_atom[keep_lit]]
     lit_pos = sat.lit_positive[keep_lit]
     weight = sat.weight[clause_ids]
@@ -307,7 +225,7 @@ def presolve(sat: SatArrays) -> Presolved:
     codes = (2 * lit_atom + (~lit_pos)).astype(np.int64)
     keep, merged_w = _merge_identical(sizes, codes, weight, hard)
     kept = np.flatnonzero(keep)
-    kstart, kidx = _gather(sizes, kept)
+    _, kidx = _gather(sizes, kept)
 
     all_sizes = np.concatenate([sizes[kept], np.ones(n_units, np.int64)])
     clause_start = np.zeros(len(all_sizes) + 1, np.int64)
@@ -329,7 +247,7 @@ def presolve(sat: SatArrays) -> Presolved:
         "free_atoms": int(len(free)), "clauses_in": int(sat.n_clauses), "clauses_out": int(reduced.n_clauses),
         "merged": int(len(clause_ids) - keep.sum()),
     }
-    total = float(const) + reduced.const_score
+    total = const + reduced.const_score
     return Presolved(n, value, free, reduced._replace(const_score=0.0, const_cost=0.0), total, stats=stats)
 
 
