@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from markovlogic.errors import InferenceError
 from markovlogic.ground.network import GroundNetwork, WeightParam
 from markovlogic.infer.exact import exact_map
-from markovlogic.infer.ilp import build_model, encode, find_cliques, ilp_map, solve_model
+from markovlogic.infer.ilp import _envelope_cuts, build_model, encode, find_cliques, ilp_map, solve_model
 from markovlogic.infer.kernels_state import SatArrays, sat_arrays
 from markovlogic.infer.presolve import presolve
 
@@ -56,6 +56,11 @@ def clique_network(rng: np.random.Generator, n_atoms: int, with_random: bool = T
             u = round(float(rng.uniform(0.0, 3.0)), 2) * (-1 if positive else 1)
             if u:
                 clauses.append((u, [(a, True)]))
+        if len(members) >= 2 and rng.random() < 0.5:
+            # "some pair member is false": a negative clause over the clique's false
+            # literals (cse's "a student has an advisor" beside "at most one")
+            a = round(float(rng.uniform(0.1, 4.0)), 2)
+            clauses.append((-a, [(m, not positive) for m in members]))
     if with_random:
         extra, _ = random_clause_list(rng, n_atoms, int(rng.integers(0, n_atoms + 1)), max_len=3)
         clauses += extra
@@ -257,3 +262,28 @@ def test_round_cap_leaves_atoms_free_and_stays_exact():
     for pre in (short, full):
         red = exact_map(sat_network(pre.sat)) if pre.sat.n_atoms else None
         assert pre.const + (red.score if red else 0.0) == pytest.approx(best.score)
+
+
+def test_envelope_cuts_join_a_clique_and_its_any_clause():
+    # 6 atoms: unit pulls +1.2 each, "at most one" pairs (0.5), and a -2.0 clause
+    # "some atom true": h(F) = 2 [F >= 1] + 0.5 C(F, 2)
+    clauses = [(1.2, [(a, True)]) for a in range(6)]
+    clauses += [(0.5, [(a, False), (b, False)]) for a in range(6) for b in range(a + 1, 6)]
+    clauses += [(-2.0, [(a, True) for a in range(6)])]
+    net = GroundNetwork.from_clauses(6, clauses)
+    sat = sat_arrays(net)
+    enc = encode(sat, cliques=True)
+    cuts = _envelope_cuts(sat, enc, enc.cliques, enc.z_weight)
+    assert len(cuts) == 1
+    k, zi, edges = cuts[0]
+    f = np.arange(7)
+    h = np.where(f >= 1, 2.0, 0.0) + 0.5 * f * (f - 1) / 2
+    env = np.max([s * f + b for s, b in edges], axis=0)
+    assert (env <= h + 1e-12).all()                # valid at every integer F
+    assert env[0] == pytest.approx(0.0) and env[-1] == pytest.approx(h[-1])
+    model = build_model(sat, enc)
+    relaxed = model.__class__(**{**model.__dict__, "integrality": np.zeros_like(model.integrality)})
+    lp = solve_model(relaxed, None, 0.0, 1).objective + enc.offset
+    best = exact_map(net).score
+    assert lp >= best - 1e-9
+    assert lp == pytest.approx(best)               # the envelope makes this LP exact

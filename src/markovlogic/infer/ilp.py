@@ -29,7 +29,11 @@ tuffy/cse solvable: its "at most one advisor" rule grounds to 68 cliques of
 68 atoms (154,904 pairwise clauses of weight 0.77) whose pairwise rows let
 the LP set every atom to 1/2 at no cost; the plain ILP stalled at a 0.5 %
 gap after 500 s, the clique encoding proves the optimum (cost 2790.586) at
-the root in about a second.
+the root in about a second. Its "every student has an advisor" rule (a
+negative-weight clause over the same atoms as a clique) then adds the rows
+of the lower convex envelope of the pair's joint penalty
+``a [F >= 1] + w C(F, 2)`` (valid inequalities; root LP gap 4.7 -> 0.4,
+HiGHS 1.2 -> 0.3 s on the presolved cse).
 
 Components are packed into groups (:func:`.map.component_groups`) and each
 group is one model; scores and bounds add up. The bound is HiGHS's proven
@@ -139,6 +143,51 @@ def find_cliques(sat: SatArrays, min_size: int = 3) -> Cliques:
     weight[edge_clique[edge_clique >= 0]] = sat.weight[replaced]
     return Cliques(start=start, lit_atom=codes // 2, lit_positive=(codes % 2) == 0,
                    weight=weight, clauses=replaced.astype(np.int64))
+
+
+def _envelope_cuts(sat: SatArrays, enc: "Encoding", cl: Cliques, z_weight: np.ndarray):
+    """For each clique whose false literals are exactly the literals of a
+    negative-weight clause: ``(clique, z index, [(slope, intercept), ...])``,
+    the edges of the lower convex envelope of ``h(F) = a [F >= 1] + w C(F, 2)``
+    over F = 0..n (``a = -weight`` of the clause, ``w`` the clique's)."""
+    neg = np.flatnonzero(z_weight < 0)
+    if len(neg) == 0:
+        return []
+    sizes = np.diff(cl.start)
+    by_key: dict[tuple, int] = {}
+    for k in range(cl.n_cliques):
+        sl = slice(cl.start[k], cl.start[k + 1])
+        # the clique's literal l is false exactly when the clause literal !l is true
+        codes = np.sort(2 * cl.lit_atom[sl] + cl.lit_positive[sl].astype(np.int64))
+        by_key.setdefault((len(codes),) + tuple(codes.tolist()), k)
+    clause_sizes = np.diff(sat.clause_start)[enc.z_clause[neg]]
+    neg = neg[np.isin(clause_sizes, sizes)]          # only clauses as long as some clique
+    out = []
+    for zi in neg.tolist():
+        c = enc.z_clause[zi]
+        s0, s1 = sat.clause_start[c], sat.clause_start[c + 1]
+        codes = np.sort(2 * sat.lit_atom[s0:s1].astype(np.int64) + (~sat.lit_positive[s0:s1]))
+        k = by_key.get((len(codes),) + tuple(codes.tolist()))
+        if k is None:
+            continue
+        a, w, n = -float(z_weight[zi]), float(cl.weight[k]), int(sizes[k])
+        f = np.arange(n + 1, dtype=np.float64)
+        h = np.where(f >= 1, a, 0.0) + w * f * (f - 1) / 2
+        hull = [0]                                   # lower hull, monotone chain
+        for i in range(1, n + 1):
+            while len(hull) >= 2:
+                i0, i1 = hull[-2], hull[-1]
+                if (h[i1] - h[i0]) * (i - i0) >= (h[i] - h[i0]) * (i1 - i0):
+                    hull.pop()
+                else:
+                    break
+            hull.append(i)
+        edges = []
+        for i0, i1 in zip(hull[:-1], hull[1:]):
+            slope = (h[i1] - h[i0]) / (i1 - i0)
+            edges.append((slope, h[i0] - slope * i0))
+        out.append((k, zi, edges))
+    return out
 
 
 @dataclass
@@ -314,6 +363,25 @@ def build_model(sat: SatArrays, enc: Encoding, with_objective: bool = True) -> M
             k * n_pos[row_clique] - k * (k + 1) / 2,
             np.full(len(row_clique), _INF),
         )
+
+    # a negative-weight clause over exactly the clique's false literals ("some
+    # of them true") joins the clique: the pair's penalty a [F >= 1] + w C(F, 2)
+    # gets the rows of its lower convex envelope (valid for every integer F)
+    if cl.n_cliques:
+        for k, zi, rows_k in _envelope_cuts(sat, enc, cl, z_weight):
+            lits = np.arange(cl.start[k], cl.start[k + 1])
+            coef_f = np.where(cl.lit_positive[lits], -1.0, 1.0)      # F = n_pos + sum coef_f x
+            a = -float(z_weight[zi])
+            for slope, intercept in rows_k:
+                # a z + w p - slope F >= intercept
+                m = len(lits)
+                add(
+                    np.zeros(m + 2, np.int64),
+                    np.concatenate([cl.lit_atom[lits], [z_col[zi], p_col[k]]]),
+                    np.concatenate([-slope * coef_f, [a, float(cl.weight[k])]]),
+                    np.array([intercept + slope * n_pos[k]]),
+                    np.array([_INF]),
+                )
 
     n_cols = n + nz + cl.n_cliques
     rows = np.concatenate([p[0] for p in parts])
