@@ -11,6 +11,22 @@ model for reference).
 
 Registered for fold 1 (the harness runs each in a fresh process). All folds
 and methods in one go: ``python -m bench.workloads.learn_uwcse --folds 1-5``.
+
+Measured 2026-11-22 (session 2), all folds, the SETTINGS below, seed 0,
+AUC-PR / test CLL per atom (learning seconds are not comparable across rows:
+the 2 cores were shared, load average 2-6 during the run):
+
+    method      fold1  fold2  fold3  fold4  fold5   mean AUC-PR  mean CLL
+    pll         0.415  0.378  0.403  0.275  0.381   0.3705       -0.0281
+    dn          0.415  0.378  0.362  0.344  0.406   0.3812       -0.0279
+    scg         0.401  0.368  0.374  0.355  0.408   0.3811       -0.0273
+    perceptron  0.413  0.365  0.413  0.252  0.407   0.3699       -0.0271
+    mira        0.411  0.382  0.425  0.279  0.375   0.3744       -0.0279
+
+Positives in the test truth: 16, 33, 9, 20, 35; with 9, fold 3's AUC-PR
+is fragile (dn gave 0.421 and 0.362 in two runs whose chains took different
+paths: before and after the backtracking fix). The MC-SAT noise of the test inference is small
+(fold 1, pll weights, seeds 0-3: AUC-PR 0.414-0.415).
 """
 
 from __future__ import annotations
