@@ -128,7 +128,7 @@ def infer_command(
             optimal=answer.optimal, bound=answer.bound, gap=answer.gap,
             ground_seconds=answer.ground_seconds, infer_seconds=answer.infer_seconds,
         )
-        stats.update({k: v for k, v in answer.stats.items() if isinstance(v, (int, float, str, bool))})
+        stats.update(_scalar_stats(answer.stats))
     else:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, samples=samples,
                                           burn_in=burn_in, chains=chains, hard_weight=hard_weight,
@@ -154,7 +154,7 @@ def infer_command(
             samples=answer.samples, ground_seconds=answer.ground_seconds, infer_seconds=seconds,
             samples_per_second=(answer.samples / seconds) if seconds > 0 and answer.samples else None,
         )
-        stats.update({k: v for k, v in answer.stats.items() if isinstance(v, (int, float, str, bool))})
+        stats.update(_scalar_stats(answer.stats))
 
     stats.update(
         atoms=net.n_atoms, query_atoms=int(net.is_query.sum()), clauses=net.n_clauses,
@@ -210,3 +210,15 @@ def _print_summary(stats: dict, result: Path | None) -> None:
 
 def register(app: typer.Typer) -> None:
     app.command("infer")(infer_command)
+
+
+def _scalar_stats(stats: dict) -> dict:
+    """The solver's figures for --stats-json: scalars as they are, one level
+    of nested dictionaries (e.g. ``presolve``) flattened to ``presolve_fixed``."""
+    out: dict = {}
+    for k, v in stats.items():
+        if isinstance(v, (int, float, str, bool)):
+            out[k] = v
+        elif isinstance(v, dict):
+            out.update({f"{k}_{k2}": v2 for k2, v2 in v.items() if isinstance(v2, (int, float, str, bool))})
+    return out

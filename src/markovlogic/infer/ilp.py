@@ -715,10 +715,10 @@ def trivial_bound(sat: SatArrays) -> float:
 
 def fallback_world(sat: SatArrays, seconds: float, seed: int = 0) -> np.ndarray:
     """A world from a short MaxWalkSAT run, when an exact solver found none."""
-    from .maxwalksat import run_maxwalksat
+    from .maxwalksat import DEFAULT_FLIPS, DEFAULT_TRIES, run_maxwalksat
 
     world, _ = run_maxwalksat(
-        sat, max_flips=1_000_000, max_tries=1, noise=0.5, seed=seed,
+        sat, max_flips=DEFAULT_FLIPS, max_tries=DEFAULT_TRIES, noise=0.5, seed=seed,
         deadline=time.perf_counter() + max(0.05, seconds),
     )
     return world

@@ -81,9 +81,10 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
     """The most likely world of ``net`` by ``method``:
 
     - ``"ilp"``: exact, integer linear program solved by HiGHS
-      (:func:`.ilp.ilp_map`; options ``max_seconds``, ``mip_gap``, ``threads``);
+      (:func:`.ilp.ilp_map`; options ``max_seconds``, ``mip_gap``, ``threads``,
+      ``presolve``, ``cliques``);
     - ``"cpsat"``: exact, OR-Tools CP-SAT (:func:`.cpsat.cpsat_map`; options
-      ``max_seconds``, ``workers``);
+      ``max_seconds``, ``workers``, ``presolve``, ``cliques``, ``scale``);
     - ``"maxwalksat"``: local search (:func:`.maxwalksat.maxwalksat`; options
       ``max_flips``, ``max_tries``, ``noise``, ``seed``, ``max_seconds``,
       ``init``, ``target_cost``);
@@ -99,11 +100,13 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
     if method == "ilp":
         from .ilp import ilp_map
 
-        return ilp_map(net, **_only(options, method, "max_seconds", "mip_gap", "threads", "group_atoms"))
+        return ilp_map(net, **_only(options, method, "max_seconds", "mip_gap", "threads", "group_atoms",
+                                          "presolve", "cliques"))
     if method == "cpsat":
         from .cpsat import cpsat_map
 
-        return cpsat_map(net, **_only(options, method, "max_seconds", "workers", "group_atoms", "scale"))
+        return cpsat_map(net, **_only(options, method, "max_seconds", "workers", "group_atoms", "scale",
+                                              "presolve", "cliques"))
     if method == "exact":
         from .exact import DEFAULT_MAX_ATOMS, exact_map
 
