@@ -41,7 +41,7 @@ def _infer(name: str, *extra: str) -> dict:
     return out
 
 
-@workload("e2e-cse-mws", "mln infer --map --method maxwalksat on tuffy/cse (1M flips), files to result", peers="cse-map")
+@workload("e2e-cse-mws", "mln infer --map --method maxwalksat on tuffy/cse (default: 20 tries x 50k flips), files to result", peers="cse-map")
 def e2e_cse_mws() -> dict:
     return _infer("cse", "--map", "--method", "maxwalksat")
 
