@@ -138,8 +138,11 @@ def learn_model(
     """Ground, learn, and build the learned model (see module docstring).
 
     ``options`` go to the learner: ``inference`` ("mcsat" or "exact"),
-    ``samples``, ``burn_in``, ``tolerance``, ``max_seconds`` (dn, scg);
-    ``map_method``, ``learning_rate`` (perceptron); ``map_method``, ``C`` (mira)."""
+    ``samples``, ``burn_in``, ``init``, ``tolerance``, ``average``,
+    ``max_seconds`` (dn, scg); ``map_method``, ``learning_rate``, ``init``
+    (perceptron); ``map_method``, ``C``, ``init`` (mira). Every
+    discriminative learner starts from the pseudo-likelihood optimum unless
+    ``init="model"``."""
     from ..model import Database
     from . import LEARNERS
     from .output import learned_mln_text, param_coefficients, split_clauses
