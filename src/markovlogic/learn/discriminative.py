@@ -220,10 +220,10 @@ _SECOND_ORDER_DOC = """
     MC-SAT chain kept across iterations and started at the training world;
     ``burn_in`` steps before the first iteration), "exact", or a factory
     ``(net, seed) -> engine``; ``init``: "pll" (default: start from the
-    pseudo-likelihood optimum, a few seconds; from all-zero weights the
-    model is uniform and MC-SAT's chain wanders into dense worlds that
-    relational data never visit, from which it does not come back within the
-    iterations), "model" (the model's weights, as Alchemy) or an array;
+    pseudo-likelihood optimum, a few seconds; fewer iterations are needed
+    than from zero: on UW-CSE fold 1, 20 from pll against about 50 from
+    all-zero weights, whose first samples are uniform, dense worlds),
+    "model" (the model's weights, as Alchemy) or an array;
     ``initial_lambda``, ``max_lambda``: the trust region (Alchemy's
     ``-cgLambda``, ``-cgMaxLambda``); ``max_step``: optional cap on the change
     of any weight per iteration; ``tolerance``: stop when the predicted
