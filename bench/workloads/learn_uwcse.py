@@ -18,10 +18,16 @@ the 2 cores were shared, load average 2-6 during the run):
 
     method      fold1  fold2  fold3  fold4  fold5   mean AUC-PR  mean CLL
     pll         0.415  0.378  0.403  0.275  0.381   0.3705       -0.0281
-    dn          0.415  0.378  0.362  0.344  0.406   0.3812       -0.0279
-    scg         0.401  0.368  0.374  0.355  0.408   0.3811       -0.0273
+    dn          0.420  0.375  0.354  0.333  0.401   0.3766       -0.0274
+    scg         0.418  0.374  0.363  0.330  0.400   0.3769       -0.0279
     perceptron  0.413  0.365  0.413  0.252  0.407   0.3699       -0.0271
     mira        0.411  0.382  0.425  0.279  0.375   0.3744       -0.0279
+    (dn, scg with plain MC-SAT in the chain, metropolis_steps=0:
+    dn          0.415  0.378  0.362  0.344  0.406   0.3812       -0.0279
+    scg         0.401  0.368  0.374  0.355  0.408   0.3811       -0.0273)
+
+dn and scg learning seconds at load average 1: 17-34 s per fold (24 s on
+fold 1); perceptron 31 s and mira 18 s on fold 1 (load 2).
 
 Positives in the test truth: 16, 33, 9, 20, 35; with 9, fold 3's AUC-PR
 is fragile (dn gave 0.421 and 0.362 in two runs whose chains took different
