@@ -187,9 +187,22 @@ def map_inference(
     db_path: str | None = None,
     **options,
 ) -> MapAnswer:
-    """The most likely world of the query atoms given the evidence."""
+    """The most likely world of the query atoms given the evidence.
+
+    ``hard_weight=W`` (not with ``cpi``) solves the network with every hard
+    clause made soft with weight ``W``, as Alchemy and Tuffy do when hard
+    formulas contradict the evidence; the answer's ``hard_violated`` counts
+    the hard clauses the world breaks, and its cost includes ``W`` for each.
+    """
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
+    hard_weight = options.pop("hard_weight", None)
+    if hard_weight is not None:
+        if method == "cpi":
+            raise OptionError("hard_weight is not supported with cpi; use ilp, cpsat, maxwalksat or exact")
+        if isinstance(hard_weight, bool) or not isinstance(hard_weight, (int, float)) \
+                or not np.isfinite(hard_weight) or hard_weight <= 0:
+            raise OptionError(f"hard_weight must be a positive number, got {hard_weight!r}")
     if method in ("ilp", "cpi", "cpsat") and "max_seconds" not in options:
         options["max_seconds"] = EXACT_DEFAULT_SECONDS
     start = time.perf_counter()
@@ -205,7 +218,13 @@ def map_inference(
         ground_seconds = time.perf_counter() - start
         from .infer.map import solve_map
 
+        hard_net = net
+        if hard_weight is not None:
+            net = net.softened(float(hard_weight))
         result = solve_map(net, method=method, **options)
+        if hard_weight is not None:
+            result.hard_violated = hard_net.hard_violated(result.world)
+            result.stats["hard_weight"] = float(hard_weight)
         if result.hard_violated == 0:
             # ties toward false; not for CPI, whose network is only the part
             # it instantiated (a flip there could break a clause left out)
@@ -216,6 +235,7 @@ def map_inference(
                 result.world = world
                 result.score, result.cost = net.score(world), net.cost(world)
                 result.stats["ties_set_false"] = flipped
+        net = hard_net          # names and hard flags of the model as written
     total = time.perf_counter() - start
     return MapAnswer(
         network=net,

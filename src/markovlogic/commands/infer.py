@@ -59,7 +59,8 @@ def infer_command(
     chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs chains."),
     hard_weight: Optional[float] = typer.Option(
         None, "--hard-weight",
-        help="MC-SAT, Gibbs: treat hard clauses as soft with this weight (as Alchemy does); needed when they contradict.",
+        help="Treat hard clauses as soft with this weight (as Alchemy does), e.g. when they contradict the "
+             "evidence. MAP (not cpi), MC-SAT, Gibbs.",
     ),
     metropolis_steps: Optional[int] = typer.Option(
         None, "--metropolis-steps",
@@ -102,7 +103,10 @@ def infer_command(
     stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
     if want_map:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
-                                          max_tries=tries, noise=noise).items() if v is not None}
+                                          max_tries=tries, noise=noise, hard_weight=hard_weight).items()
+                   if v is not None}
+        if metropolis_steps is not None or rao_blackwell is not None:
+            raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only")
         if method == "cpi":
             options["base"] = cpi_base
             if cpi_base != "maxwalksat":

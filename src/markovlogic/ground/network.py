@@ -158,6 +158,38 @@ class GroundNetwork:
         params = np.asarray(params, dtype=np.float64).copy()
         return replace(self, params=params, weight=self.clause_weights(params))
 
+    def softened(self, hard_weight: float) -> "GroundNetwork":
+        """The same network with every hard clause a soft clause of weight
+        ``hard_weight`` (one new fixed parameter), as Alchemy treats hard
+        formulas when they cannot all hold. Exactly-one blocks stay exact."""
+        if not self.is_hard.any():
+            return self
+        hard = self.is_hard
+        sizes = np.diff(self.param_start).astype(np.int64)
+        entry_clause = np.repeat(np.arange(self.n_clauses), sizes)
+        keep = ~hard[entry_clause]
+        new_sizes = np.where(hard, 1, sizes)
+        param_start = np.zeros(self.n_clauses + 1, dtype=np.int64)
+        np.cumsum(new_sizes, out=param_start[1:])
+        n_entries = int(param_start[-1])
+        param_index = np.empty(n_entries, dtype=np.int32)
+        param_coef = np.empty(n_entries, dtype=np.float64)
+        # soft clauses keep their entries in place; each hard clause gets one entry
+        slot = param_start[:-1][entry_clause[keep]] + (np.flatnonzero(keep) - self.param_start[:-1][entry_clause[keep]])
+        param_index[slot] = self.param_index[keep]
+        param_coef[slot] = self.param_coef[keep]
+        hard_param = self.n_params
+        param_index[param_start[:-1][hard]] = hard_param
+        param_coef[param_start[:-1][hard]] = 1.0
+        if n_entries < 2**31 - 1:
+            param_start = param_start.astype(np.int32)
+        params = np.append(self.params, float(hard_weight))
+        info = self.param_info + (WeightParam(name="hard clauses (softened)", formula_index=-1, fixed=True),)
+        weight = np.where(hard, float(hard_weight), self.weight)
+        return replace(self, is_hard=np.zeros(self.n_clauses, dtype=bool), weight=weight,
+                       param_start=param_start, param_index=param_index, param_coef=param_coef,
+                       params=params, param_info=info)
+
     def feature_counts(self, world: np.ndarray) -> np.ndarray:
         """Sufficient statistics: d score / d params, for a world (float64[n_params])."""
         sat = self.satisfied(world).astype(np.float64)
