@@ -3,6 +3,7 @@ when hard formulas contradict the evidence."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -74,7 +75,10 @@ def test_cli_map_with_hard_weight(tmp_path):
     model, evidence, out = tmp_path / "m.mln", tmp_path / "e.db", tmp_path / "out.result"
     model.write_text(CONTRADICTION)
     evidence.write_text("P(A)\n")
+    stats = tmp_path / "stats.json"
     args = ["infer", "-i", str(model), "-e", str(evidence), "-q", "Q", "--map", "-r", str(out)]
     assert main(args) == 2 and not out.exists()
-    assert main([*args, "--hard-weight", "10"]) == 0
-    assert "Q(B)" in out.read_text().split()
+    for method in ("ilp", "maxwalksat"):
+        assert main([*args, "--hard-weight", "10", "--method", method, "--stats-json", str(stats)]) == 0
+        assert "Q(B)" in out.read_text().split()
+        assert json.loads(stats.read_text())["hard_violated"] == 1

@@ -224,6 +224,7 @@ def map_inference(
         result = solve_map(net, method=method, **options)
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
+            result.stats["hard_violated"] = result.hard_violated
             result.stats["hard_weight"] = float(hard_weight)
         if result.hard_violated == 0:
             # ties toward false; not for CPI, whose network is only the part

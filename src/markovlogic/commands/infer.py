@@ -127,12 +127,12 @@ def infer_command(
             )
         text = answer.to_alchemy(all_atoms=map_all)
         net = answer.network
+        stats.update(_scalar_stats(answer.stats))     # the answer's own figures below take precedence
         stats.update(
             score=answer.score, cost=answer.cost, hard_violated=answer.hard_violated,
             optimal=answer.optimal, bound=answer.bound, gap=answer.gap,
             ground_seconds=answer.ground_seconds, infer_seconds=answer.infer_seconds,
         )
-        stats.update(_scalar_stats(answer.stats))
     else:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, samples=samples,
                                           burn_in=burn_in, chains=chains, hard_weight=hard_weight,
