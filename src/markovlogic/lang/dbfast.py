@@ -28,8 +28,9 @@ _ATOM_LINE = re.compile(
     rf"[ \t]*([!?]?)[ \t]*({_NAME})[ \t]*\([ \t]*({_CONST}(?:[ \t]*,[ \t]*{_CONST})*)[ \t]*\)[ \t\r]*"
 )
 _SKIP_LINE = re.compile(r"[ \t\r\f]*(?://.*)?")
-# a block comment, or a quoted string (kept: '/*' inside a string is not a comment)
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/', re.DOTALL)
+# a block comment, a quoted string or a line comment; the last two are kept
+# as they are ('/*' inside a string or after '//' does not open a comment)
+_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 _TRUTH = {"": True, "!": False, "?": None}
 
 def _blank_comments(text: str) -> str:
@@ -37,7 +38,7 @@ def _blank_comments(text: str) -> str:
 
     def repl(m: re.Match) -> str:
         s = m.group(0)
-        if s[0] == '"':
+        if s[0] == '"' or s[1] == "/":
             return s
         return re.sub(r"[^\n]", " ", s)
 
