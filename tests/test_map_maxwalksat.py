@@ -100,6 +100,32 @@ def test_incremental_state_matches_a_recount(seed):
         assert hv >= 0 and cost >= -1e-9
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_set_weights_keeps_the_incremental_state_exact(seed):
+    """New weights (some 0, some of the other sign) written into a search:
+    after steps, its cost, flip values and bad list equal a recount, and a
+    weight-0 clause is never bad."""
+    rng = np.random.default_rng(3500 + seed)
+    net = random_network(rng, 14, 40, max_len=4, n_blocks=2, p_hard=0.15, p_negative=0.3)
+    sat = sat_arrays(net)
+    search = Search(sat, seed)
+    for _ in range(4):
+        weight = rng.normal(0.0, 1.5, sat.n_clauses)
+        weight[rng.random(sat.n_clauses) < 0.25] = 0.0
+        search.set_weights(weight)
+        search.reset(_start_world(sat, rng, None), target_cost=-1.0)
+        for _ in range(6):
+            search.steps(int(rng.integers(1, 40)), noise=float(rng.random()))
+            fresh = Search(sat, 0)
+            fresh.set_weights(weight)
+            fresh.reset(search.world, target_cost=-1.0)
+            assert search.cost == pytest.approx(fresh.cost, abs=1e-9)
+            assert search.hard_violated == fresh.hard_violated
+            assert np.array_equal(np.sort(search.bad_clauses()), np.sort(fresh.bad_clauses()))
+            assert not (search.sat.weight[search.bad_clauses()] == 0.0)[~sat.is_hard[search.bad_clauses()]].any()
+            np.testing.assert_allclose(search.flip_values()[1], fresh.flip_values()[1], atol=1e-9)
+
+
 def test_best_world_is_the_best_state_seen_per_component():
     """Components are independent: the best world combines each component's
     best state over the walk."""

@@ -362,10 +362,11 @@ def _flip(a, world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
                 _bad_add(c, bad, bad_pos, ist)
         else:
             cost -= dw
-            if (w > 0) == (bt == 1):
-                _bad_remove(c, bad, bad_pos, ist)
-            else:
-                _bad_add(c, bad, bad_pos, ist)
+            if w != 0.0:                               # a weight-0 clause is never bad
+                if (w > 0) == (bt == 1):
+                    _bad_remove(c, bad, bad_pos, ist)
+                else:
+                    _bad_add(c, bad, bad_pos, ist)
     ist[_I_HVIOL] = hviol
     fst[_F_COST] = cost
 
@@ -816,6 +817,22 @@ class Search:
         self.comp_bc = np.zeros(n_comp, np.float64)
         self.comp_at_best = np.ones(n_comp, dtype=bool)
         self._clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]] if sat.n_clauses else np.zeros(0, np.int32)
+
+    def set_weights(self, weight: np.ndarray) -> None:
+        """New soft-clause weights (``float64[n_clauses]`` over this search's
+        clauses; hard clauses keep theirs and ignore the value given): the
+        weight-dependent arrays are rewritten, the clause structure is kept.
+        Weights may be 0 or change sign. Call :meth:`reset` before the next
+        steps (the incremental state depends on the weights). Learning calls
+        this once per MAP query instead of building a new search."""
+        weight = np.asarray(weight, dtype=np.float64)
+        if weight.shape != (self.sat.n_clauses,):
+            raise OptionError(f"weights must have shape ({self.sat.n_clauses},), got {weight.shape}")
+        sat = self.sat._replace(weight=np.where(self.sat.is_hard, 0.0, weight))
+        self.sat = sat
+        self.rec, self.wv, self.r32 = clause_records(sat)
+        self.occ_info, self.occ_sw = occurrence_info(sat)
+        self.clause_key = short_clause_keys(sat)
 
     def reset(self, world: np.ndarray, target_cost: float) -> None:
         """Start a try from ``world`` (one true atom per block)."""

@@ -407,12 +407,10 @@ class WarmMaxWalkSAT:
     normalised once, with every soft clause kept (placeholder weights, as
     :class:`markovlogic.infer.mcsat.MCSATChain` does), and one
     :class:`markovlogic.infer.maxwalksat.Search` is kept: a call writes the new
-    weights into its weight-dependent arrays (clause records, signed
-    occurrence weights, short-clause keys) and runs one try from the previous
-    MAP world (the first from ``init``, default all false), followed by the
-    greedy descent, as ``maxwalksat`` does. Soft clauses whose weight
-    is exactly 0 are left out (MaxWalkSAT's bad-clause list assumes a
-    non-zero weight); the search is rebuilt only when that set changes.
+    weights in (``Search.set_weights``: weights may be 0 or change sign) and
+    runs one try from the previous MAP world (the first from ``init``,
+    default all false), followed by the greedy descent, as ``maxwalksat``
+    does.
     ``max_flips`` per call: Alchemy's ``-mwsMaxSteps`` inside learning is
     100,000."""
 
@@ -432,8 +430,7 @@ class WarmMaxWalkSAT:
         placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
         self.sat = sat_arrays(placeholder)
         self._free = (np.diff(self.sat.atom_lit_start) == 0) & (self.sat.atom_block < 0)
-        self._active: np.ndarray | None = None
-        self._part = None          # SatArrays of the active clauses
+        self._part = None          # the normalised clauses in the search's order
         self._search = None
         self._rng = np.random.default_rng(seed)
         self._last = None if init is None else np.asarray(init, dtype=bool).copy()
@@ -442,30 +439,21 @@ class WarmMaxWalkSAT:
         self.hard_violated = 0
 
     def _search_for(self, net_weight: np.ndarray):
-        """The search over the clauses active under ``net_weight`` (the
-        network's clause weights), with those weights written in."""
-        from ..infer.kernels_state import local_clause_order, subset
-        from ..infer.maxwalksat import Search, clause_records, occurrence_info, short_clause_keys
+        """The search over the normalised clauses, with the network's clause
+        weights ``net_weight`` written in (built on the first call)."""
+        from ..infer.kernels_state import local_clause_order
+        from ..infer.maxwalksat import Search
 
-        sat = self.sat
-        active = sat.is_hard | (net_weight[sat.orig_clause] != 0.0)
-        if self._active is None or not np.array_equal(active, self._active):
-            keep = np.flatnonzero(active)
-            part = sat if len(keep) == sat.n_clauses else subset(
-                sat, np.arange(sat.n_atoms), keep, np.arange(sat.n_blocks))
+        if self._search is None:
+            part = self.sat
             if np.count_nonzero(np.diff(part.clause_start) > 2) > 0.1 * part.n_clauses:
                 part = local_clause_order(part)   # as run_maxwalksat does, once
-            self._active, self._part = active, part
-            self._search = Search(part._replace(weight=np.where(part.is_hard, 0.0, 1.0)), self.seed + self.calls)
+            self._part = part
+            self._search = Search(part, self.seed)
             self.rebuilds += 1
         part = self._part
-        sat_w = part._replace(weight=np.where(part.is_hard, 0.0, net_weight[part.orig_clause]))
-        search = self._search
-        search.sat = sat_w
-        search.rec, search.wv, search.r32 = clause_records(sat_w)
-        search.occ_info, search.occ_sw = occurrence_info(sat_w)
-        search.clause_key = short_clause_keys(sat_w)
-        return search
+        self._search.set_weights(np.where(part.is_hard, 0.0, net_weight[part.orig_clause]))
+        return self._search
 
     def _start(self) -> np.ndarray:
         """The previous MAP world (or ``init``, or the all-false world), with
