@@ -31,6 +31,7 @@ def test_map_writes_true_atoms(tmp_path):
     assert "Smokes(Helen)" not in atoms
     figures = json.loads(stats.read_text())
     assert figures["optimal"] is True and figures["atoms"] == 12 and figures["hard_violated"] == 0
+    assert figures["presolve_free_atoms"] <= figures["atoms"]     # nested solver figures, flattened
     for key in ("clauses", "ground_seconds", "infer_seconds", "score", "cost", "bound", "gap"):
         assert key in figures
 
@@ -101,6 +102,7 @@ def test_prints_to_stdout_without_result_file(capsys):
         (["-m", "-a"], "choose one of -m"),
         (["--map", "--method", "ilp", "--noise", "0.3"], "maxwalksat only"),
         (["-p", "--metropolis-steps", "2"], "mcsat only"),
+        (["--map", "--no-rao-blackwell"], "mcsat only"),
         (["--method", "exact", "--hard-weight", "5"], "does not apply to exact"),
     ],
 )

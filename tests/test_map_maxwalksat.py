@@ -11,7 +11,7 @@ from markovlogic.errors import OptionError
 from markovlogic.ground.network import GroundNetwork
 from markovlogic.infer.exact import exact_map
 from markovlogic.infer.kernels_state import sat_arrays
-from markovlogic.infer.maxwalksat import Search, _start_world, maxwalksat
+from markovlogic.infer.maxwalksat import Search, start_world, maxwalksat
 
 from networks import infeasible_network, random_components, random_network, tuffy_like
 
@@ -72,7 +72,7 @@ def test_incremental_state_matches_a_recount(seed):
     if seed % 2:
         search.occ_info[:] = -1
         search.clause_key[:] = -1
-    search.reset(_start_world(sat, rng, None), target_cost=-1.0)   # never "done"
+    search.reset(start_world(sat, rng, None), target_cost=-1.0)   # never "done"
     for _ in range(25):
         search.steps(int(rng.integers(1, 40)), noise=float(rng.random()))
         assert _blocks_hold(net, search.world)
@@ -113,7 +113,7 @@ def test_set_weights_keeps_the_incremental_state_exact(seed):
         weight = rng.normal(0.0, 1.5, sat.n_clauses)
         weight[rng.random(sat.n_clauses) < 0.25] = 0.0
         search.set_weights(weight)
-        search.reset(_start_world(sat, rng, None), target_cost=-1.0)
+        search.reset(start_world(sat, rng, None), target_cost=-1.0)
         for _ in range(6):
             search.steps(int(rng.integers(1, 40)), noise=float(rng.random()))
             fresh = Search(sat, 0)
@@ -133,7 +133,7 @@ def test_best_world_is_the_best_state_seen_per_component():
     net = random_components(rng, [8, 6, 7], clauses_per_atom=3, max_len=3, p_hard=0.1, n_blocks=1)
     sat = sat_arrays(net)
     search = Search(sat, 3)
-    search.reset(_start_world(sat, rng, None), target_cost=-1.0)
+    search.reset(start_world(sat, rng, None), target_cost=-1.0)
     comp = search.atom_comp
     clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]]
 

@@ -38,9 +38,12 @@ def _atom_arguments(net: GroundNetwork, atoms: np.ndarray) -> tuple[list[str], l
     return preds, arguments
 
 
-def _atom_names(net: GroundNetwork, atoms: np.ndarray) -> list[str]:
-    preds, arguments = _atom_arguments(net, atoms)
+def _format_atoms(preds: list[str], arguments: list[tuple[str, ...]]) -> list[str]:
     return [f"{p}({','.join(a)})" for p, a in zip(preds, arguments)]
+
+
+def _atom_names(net: GroundNetwork, atoms: np.ndarray) -> list[str]:
+    return _format_atoms(*_atom_arguments(net, atoms))
 
 
 def _sorted_query_atoms(net: GroundNetwork) -> tuple[np.ndarray, list[str]]:
@@ -56,8 +59,7 @@ def _atom_frame(net: GroundNetwork, atoms: np.ndarray) -> pd.DataFrame:
     import pandas as pd  # on demand: importing pandas costs ~0.2 s, and the CLI never needs it
 
     preds, arguments = _atom_arguments(net, atoms)
-    names = [f"{p}({','.join(a)})" for p, a in zip(preds, arguments)]
-    return pd.DataFrame({"atom": names, "predicate": preds, "arguments": arguments})
+    return pd.DataFrame({"atom": _format_atoms(preds, arguments), "predicate": preds, "arguments": arguments})
 
 
 @dataclass

@@ -49,9 +49,9 @@ clause it picked, so its best state is often not a local optimum): single
 flips and block moves, then pairs of atoms that share a clause, until
 neither improves (pairs are what the walk misses most: on tuffy/cse they take
 a try's best world from about 2,805 to 2,791). Tries are combined per
-component too, which is why the default is many short tries. When more than a tenth of the clauses are
-long, clauses are reordered by their atoms for the locality of their
-records (:func:`.kernels_state.local_clause_order`).
+component too, which is why the default is many short tries. When more
+than a tenth of the clauses are long, clauses are reordered by their atoms
+for the locality of their records (:func:`.kernels_state.local_clause_order`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ import numpy as np
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
-from .kernels_state import SatArrays, atom_components, local_clause_order, sat_arrays
+from .kernels_state import SatArrays, _csr_gather, atom_components, local_clause_order, sat_arrays
 from .results import MapResult
 
 # Default budget: 20 tries of 50,000 flips (Alchemy: 1 try of 1,000,000). The
@@ -761,20 +761,21 @@ def _check_options(max_flips, max_tries, noise, max_seconds, target_cost) -> Non
         raise OptionError(f"target_cost must be a number, got {target_cost!r}")
 
 
-def _start_world(sat: SatArrays, rng: np.random.Generator, init: np.ndarray | None) -> np.ndarray:
-    """A start world with exactly one true atom per block."""
+def start_world(sat: SatArrays, rng: np.random.Generator, init: np.ndarray | None) -> np.ndarray:
+    """A start world: ``init`` (random if None) with every exactly-one block
+    that has no or several true atoms given one true atom at random."""
     if init is None:
         world = rng.random(sat.n_atoms) < 0.5
     else:
         world = np.array(init, dtype=bool, copy=True)
     if sat.n_blocks:
         sizes = np.diff(sat.block_start)
-        b_ok = np.add.reduceat(world[sat.block_atoms].astype(np.int64), sat.block_start[:-1]) == 1
-        b_ok &= sizes > 0
-        fix = np.flatnonzero(~b_ok & (sizes > 0))
+        true_per_block = np.bincount(np.repeat(np.arange(sat.n_blocks), sizes),
+                                     weights=world[sat.block_atoms], minlength=sat.n_blocks)
+        fix = np.flatnonzero((true_per_block != 1) & (sizes > 0))
         if len(fix):
-            members = np.concatenate([sat.block_atoms[sat.block_start[b]:sat.block_start[b + 1]] for b in fix])
-            world[members] = False
+            _, members = _csr_gather(sat.block_start, fix)
+            world[sat.block_atoms[members]] = False
             pick = sat.block_start[fix] + (rng.random(len(fix)) * sizes[fix]).astype(np.int64)
             world[sat.block_atoms[pick]] = True
     return world
@@ -982,7 +983,7 @@ def run_maxwalksat(
     timed_out = False
     start = time.perf_counter()
     for t in range(max_tries):
-        search.reset(_start_world(sat, search.rng, init if t == 0 else None), target_cost)
+        search.reset(start_world(sat, search.rng, init if t == 0 else None), target_cost)
         remaining = max_flips
         chunk = max_flips if deadline is None else min(max_flips, 20_000)
         while True:

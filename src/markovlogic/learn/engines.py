@@ -430,12 +430,10 @@ class WarmMaxWalkSAT:
         placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
         self.sat = sat_arrays(placeholder)
         self._free = (np.diff(self.sat.atom_lit_start) == 0) & (self.sat.atom_block < 0)
-        self._part = None          # the normalised clauses in the search's order
         self._search = None
         self._rng = np.random.default_rng(seed)
         self._last = None if init is None else np.asarray(init, dtype=bool).copy()
         self.calls = 0
-        self.rebuilds = 0
         self.hard_violated = 0
 
     def _search_for(self, net_weight: np.ndarray):
@@ -445,39 +443,20 @@ class WarmMaxWalkSAT:
         from ..infer.maxwalksat import Search
 
         if self._search is None:
-            part = self.sat
-            if np.count_nonzero(np.diff(part.clause_start) > 2) > 0.1 * part.n_clauses:
-                part = local_clause_order(part)   # as run_maxwalksat does, once
-            self._part = part
-            self._search = Search(part, self.seed)
-            self.rebuilds += 1
-        part = self._part
-        self._search.set_weights(np.where(part.is_hard, 0.0, net_weight[part.orig_clause]))
+            sat = self.sat
+            if np.count_nonzero(np.diff(sat.clause_start) > 2) > 0.1 * sat.n_clauses:
+                sat = local_clause_order(sat)   # as run_maxwalksat does, once
+            self._search = Search(sat, self.seed)
+        self._search.set_weights(net_weight[self._search.sat.orig_clause])
         return self._search
 
-    def _start(self) -> np.ndarray:
-        """The previous MAP world (or ``init``, or the all-false world), with
-        one true atom put in each block that has none or several."""
-        sat = self.sat
-        world = np.zeros(sat.n_atoms, dtype=bool) if self._last is None else self._last.copy()
-        if sat.n_blocks:
-            sizes = np.diff(sat.block_start)
-            nonempty = sizes > 0
-            ok = np.ones(sat.n_blocks, dtype=bool)
-            ok[nonempty] = np.add.reduceat(world[sat.block_atoms].astype(np.int64),
-                                           sat.block_start[:-1][nonempty]) == 1
-            fix = np.flatnonzero(~ok)
-            if len(fix):
-                members, _ = expand_ranges(sat.block_start[fix], sat.block_start[fix + 1])
-                world[sat.block_atoms[members]] = False
-                pick = sat.block_start[fix] + (self._rng.random(len(fix)) * sizes[fix]).astype(np.int64)
-                world[sat.block_atoms[pick]] = True
-        return world
-
     def map_world(self, params: np.ndarray) -> np.ndarray:
+        from ..infer.maxwalksat import start_world
+
         net = self.reweight(params)
         search = self._search_for(net.weight)
-        search.reset(self._start(), 0.0)
+        start = np.zeros(self.sat.n_atoms, dtype=bool) if self._last is None else self._last
+        search.reset(start_world(self.sat, self._rng, start), 0.0)   # blocks repaired if needed
         if self.max_flips:
             search.steps(self.max_flips, self.noise)
         search.reset(search.best_world, 0.0)
