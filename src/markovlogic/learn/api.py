@@ -36,10 +36,11 @@ DISCRIMINATIVE = ("perceptron", "dn", "scg", "mira")
 _METHOD_OPTIONS = {
     "pll": {"tolerance"},
     "dn": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
-           "max_seconds", "average"},
+           "max_seconds", "average", "final_samples"},
     "scg": {"inference", "samples", "burn_in", "init", "initial_lambda", "max_lambda", "max_step", "tolerance",
-            "max_seconds", "average"},
-    "perceptron": {"map_method", "learning_rate", "per_weight", "init", "max_seconds"},
+            "max_seconds", "average", "final_samples"},
+    "perceptron": {"map_method", "learning_rate", "per_weight", "init", "max_seconds", "expectations", "samples",
+                   "burn_in"},
     "mira": {"map_method", "C", "init", "max_seconds"},
 }
 
@@ -133,13 +134,21 @@ def learn_model(
     prior_stddev: float | None = None,
     seed: int = 0,
     callback: Callback | None = None,
+    networks: Sequence[GroundNetwork] | None = None,
     **options,
 ) -> LearnedModel:
     """Ground, learn, and build the learned model (see module docstring).
 
+    ``networks``: the training networks of an earlier call with the same
+    model, databases, predicates and ``multiple_databases`` (its
+    ``LearnedModel.networks``), reused instead of grounding again (several
+    methods or seeds on one training set; ``ground_seconds`` then counts
+    only the splitting of formulas into clauses).
+
     ``options`` go to the learner: ``inference`` ("mcsat" or "exact"),
     ``samples``, ``burn_in``, ``init``, ``tolerance``, ``average``,
-    ``max_seconds`` (dn, scg); ``map_method``, ``learning_rate``, ``init``
+    ``max_seconds``, ``final_samples`` (dn, scg); ``map_method``,
+    ``learning_rate``, ``init``, ``expectations``, ``samples``, ``burn_in``
     (perceptron); ``map_method``, ``C``, ``init`` (mira). Every
     discriminative learner starts from the pseudo-likelihood optimum unless
     ``init="model"``."""
@@ -161,7 +170,12 @@ def learn_model(
 
     start = time.perf_counter()
     clausal = split_clauses(mln)
-    nets = ground_training(clausal.mln, dbs, predicates, multiple_databases)
+    if networks is not None:
+        nets = list(networks)
+        if not nets:
+            raise LearningError("no training network given")
+    else:
+        nets = ground_training(clausal.mln, dbs, predicates, multiple_databases)
     ground_seconds = time.perf_counter() - start
     result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
     learn_seconds = time.perf_counter() - start - ground_seconds

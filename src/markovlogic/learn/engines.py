@@ -327,6 +327,7 @@ class SampledEngine:
         self.samples = samples
         self.burn_in = burn_in
         self.calls = 0
+        self.drawn = 0          # worlds drawn over all calls (``samples`` may change between calls)
         self.reweight = Reweighter(net)
         self.counter = FeatureCounter.of(net)
 
@@ -336,6 +337,7 @@ class SampledEngine:
         burn = self.burn_in if self.calls == 0 else 0
         worlds = self.chain.sample(net, self.samples, burn)
         self.calls += 1
+        self.drawn += len(worlds)
         counts = self.counter(worlds)
         mu = counts.mean(axis=0)
         centered = counts - mu
