@@ -169,3 +169,21 @@ def test_learn_model_reuses_networks():
     assert again.ground_seconds < first.ground_seconds
     assert np.allclose(again.result.params, first.result.params)
     assert again.text == first.text
+
+
+def test_cli_perceptron_expectations_and_final_samples(tmp_path, capsys):
+    from markovlogic.cli import main
+
+    prog = tmp_path / "prog.mln"
+    prog.write_text("Smokes(person)\nCancer(person)\nSmokes(x) => Cancer(x)\nCancer(x)\n")
+    train = tmp_path / "train.db"
+    train.write_text("Smokes(A)\nCancer(A)\n!Smokes(B)\nSmokes(C)\nCancer(D)\n")
+    out = tmp_path / "learned.mln"
+    assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
+                 "--method", "perceptron", "--expectations", "mcsat", "--samples", "4", "--iterations", "3"]) == 0
+    assert len(MLN.from_file(out).formulas) == 2
+    assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
+                 "--method", "dn", "--samples", "3", "--final-samples", "6", "--iterations", "3"]) == 0
+    assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
+                 "--method", "dn", "--expectations", "mcsat"]) == 2
+    assert "expectations" in capsys.readouterr().err

@@ -3,6 +3,7 @@
     mln learn -i prog.mln -t train.db[,more.db] -o learned.mln [--ne preds]
               [--method pll|perceptron|dn|scg|mira] [-g] [-d] [--multiple-databases]
               [--iterations N] [--prior-stddev S] [--seed N] [--trace FILE.csv] [--plot FILE.png]
+              [--samples N] [--final-samples N] [--expectations map|mcsat|exact] ...
 
 A progress bar shows the objective per iteration. The learned model is written
 atomically, and only when learning succeeded; so are the trace (CSV: iteration,
@@ -49,7 +50,12 @@ def learn_command(
         None, "--prior-stddev", "-priorStdDev", help="Std. dev. of the Gaussian prior (default 2; 100 for pll)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     inference: Optional[str] = typer.Option(None, "--inference", help="dn/scg expectations: mcsat (default) or exact."),
-    samples: Optional[int] = typer.Option(None, "--samples", help="dn/scg: MC-SAT samples per iteration (default 5)."),
+    samples: Optional[int] = typer.Option(
+        None, "--samples", help="dn/scg (and perceptron with --expectations mcsat): MC-SAT samples per iteration (default 5)."),
+    final_samples: Optional[int] = typer.Option(
+        None, "--final-samples", help="dn/scg: grow the samples per iteration linearly from --samples to this at the last iteration."),
+    expectations: Optional[str] = typer.Option(
+        None, "--expectations", help="perceptron: expected counts from the MAP world (map, default), MC-SAT samples (mcsat) or enumeration (exact)."),
     init: Optional[str] = typer.Option(
         None, "--init", help="dn/scg/perceptron/mira starting weights: pll (default, the pseudo-likelihood optimum) or model."),
     map_method: Optional[str] = typer.Option(
@@ -69,7 +75,7 @@ def learn_command(
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise OptionError("--plot needs matplotlib (pip install matplotlib)") from exc
-    for name, value in (("samples", samples), ("iterations", iterations)):
+    for name, value in (("samples", samples), ("final-samples", final_samples), ("iterations", iterations)):
         if value is not None and value < 1:
             raise OptionError(f"--{name} must be a positive integer, got {value}")
     if max_seconds is not None and max_seconds <= 0:
@@ -87,7 +93,8 @@ def learn_command(
     else:
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
-    options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds)
+    options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
+                   final_samples=final_samples, expectations=expectations)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:
         model = learn_model(

@@ -13,7 +13,9 @@ enumeration).
 * ``learn_scg``: scaled conjugate gradient preconditioned with M (Polak-Ribiere,
   restarted when the direction stops ascending);
 * ``learn_perceptron``: voted (averaged) perceptron, E[n] approximated by the
-  counts of the MAP world, per-weight learning rates.
+  counts of the MAP world (or, with ``expectations="mcsat"``, the mean
+  counts of a few MC-SAT samples: stochastic gradient steps on the CLL),
+  per-weight learning rates.
 
 DN and SCG share Lowd and Domingos' (2007) step-size control: the step is
 alpha d with alpha = d.g / (d^T H d + lambda d.d), the Hessian product from the
