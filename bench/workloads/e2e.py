@@ -99,6 +99,17 @@ def e2e_class_mcsat() -> dict:
 def e2e_cora_cpi() -> dict:
     """The full network has 17.8M ground clauses (3.8 GB to build, see
     ground-cora-transitive); CPI instantiates a few hundred thousand."""
+    return _cora_cpi("cora-er.mln", "SameBib,SameTitle,SameAuthor,SameVenue")
+
+
+@workload("e2e-cora-pairwise-cpi",
+          "mln infer --map --method cpi on Cora fold 1 (examples/cora-er/cora-pairwise.mln, learned weights)",
+          timeout=1200.0)
+def e2e_cora_pairwise_cpi() -> dict:
+    return _cora_cpi("cora-pairwise.mln", "SameBib")
+
+
+def _cora_cpi(model: str, queries: str) -> dict:
     from markovlogic.cli import main
 
     from bench.harness import REPO_ROOT
@@ -109,8 +120,8 @@ def e2e_cora_cpi() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         stats_path, result = Path(tmp) / "stats.json", Path(tmp) / "out.result"
         code = main([
-            "infer", "-i", str(REPO_ROOT / "examples" / "cora-er" / "cora-er.mln"),
-            "-e", str(fold / "test-evidence.db"), "-q", "SameBib,SameTitle,SameAuthor,SameVenue",
+            "infer", "-i", str(REPO_ROOT / "examples" / "cora-er" / model),
+            "-e", str(fold / "test-evidence.db"), "-q", queries,
             "--map", "--method", "cpi", "--max-seconds", "600", "-r", str(result), "--stats-json", str(stats_path),
         ])
         if code != 0:

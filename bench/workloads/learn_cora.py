@@ -1,18 +1,24 @@
 """Workloads ``learn-cora-<method>``: weight learning for Cora entity resolution.
 
-The model: ``examples/cora-er/cora-er.mln`` (word overlap => field match and
-record match with one weight per word, field match <=> record match, priors,
-and hard reflexivity, symmetry and transitivity of ``SameBib``). Learning
-grounds a copy without the hard formulas (they carry no weight; with
-transitivity the training network would have ~1036^3 ground clauses) on
-``cora/fold1/train.db``, the query predicates ``SameBib``, ``SameTitle``,
-``SameAuthor``, ``SameVenue`` closed-world there. The learned weights with the
-hard formulas put back then give the MAP world of ``test-evidence.db`` by
-cutting-plane inference (CPI, ILP base solver: it adds the transitivity
-groundings that the current solution violates). Scored against
-``test-truth.db``: pairwise precision, recall and F1 of ``SameBib`` over the
-unordered pairs of distinct citations (a pair is predicted a match if
-``SameBib(b1, b2)`` or ``SameBib(b2, b1)`` is true in the MAP world).
+The model: ``examples/cora-er/cora-pairwise.mln`` with its weights reset to 0:
+per pair of citations, identical title/author/venue constants, the number of
+words their fields share and the number of words of one missing from the
+other (one weight per formula), a prior against matches, and hard
+reflexivity, symmetry and transitivity of ``SameBib``. Learning grounds the
+model without the hard formulas (they carry no weight; with transitivity the
+training network would have ~1036^3 ground clauses) on
+``cora/foldN/train.db``, ``SameBib`` closed-world there; without them the
+SameBib atoms are independent given the evidence, so pll is exact logistic
+regression. The learned weights with the hard formulas put back give the
+MAP world of ``test-evidence.db`` by cutting-plane inference (CPI, ILP base
+solver: it adds the transitivity groundings that the current solution
+violates). Scored against ``test-truth.db``: pairwise precision, recall and
+F1 of ``SameBib`` over the unordered pairs of distinct citations (a pair is
+predicted a match if ``SameBib(b1, b2)`` or ``SameBib(b2, b1)`` is true in
+the MAP world). ``learn-cora-joint-pll`` runs the same protocol on
+``examples/cora-er/cora-er.mln``, the joint field/record model (Singla and
+Domingos' structure: word overlap => field match => record match and back,
+one weight per word).
 
 Published figures on Cora, for orientation (other MLNs and protocols, so
 not the same experiment): Riedel's CPI with an exact ILP base solver, F1 0.72
@@ -22,38 +28,43 @@ and entity resolution, 94.3 / 97.0 (their two settings, AAAI 2007).
 Figures: training network size, grounding and learning seconds, CPI
 seconds, iterations and whether it proved optimality, precision, recall, F1.
 
-Measured on fold 1 (2026-11-22, 2 shared cores; training network 1,214,541
-atoms, 7,654,317 clauses, 974 weights; every CPI run proved optimality):
+Measured 2026-11-22 (session 3), ``python -m bench.workloads.learn_cora
+--folds 1-5 --methods pll`` and ``--folds 1 --methods dn,scg,perceptron,mira``
+(training network ~1.07M atoms and clauses, 10 weights; every CPI run proved
+optimality; load average 1-2):
 
-    method     learn s   P       R       F1      CPI s
-    hand-set   -         1.000   0.003   0.006   53
-    pll        58        0.476   0.884   0.619   143
-    dn         104       0.419   0.921   0.576   152   (10 its, 5 samples, from pll)
-    scg        143       0.449   0.912   0.602   274   (10 its, 5 samples, from pll)
+    pairwise model   fold1  fold2  fold3  fold4  fold5   mean F1
+    pll  P           .885   .999   .992   .994   .994
+         R           .786   .835   .840   .856   .682
+         F1          .8325  .9098  .9094  .9194  .8092   .8761
+    learn 4-5 s, CPI 1.4-26 s per fold
 
-(learn s of dn and scg include the pll start). Below Riedel's 0.72: every
-learner over-merges (recall near 0.9, precision under 0.5), as the hard
-transitivity, absent from learning, closes clusters at inference.
+    fold 1, pairwise model   learn s   P      R      F1
+    pll                      4.9       .885   .786   .8325
+    dn (10 its, 5 samples)   16.5      .887   .797   .8392
+    scg (10 its, 5 samples)  16.3      .887   .797   .8392
+    perceptron (20 its)      15.4      .887   .803   .8427
+    mira (10 epochs)         7.0       .820   .904   .8597
 
-Session 2 (load average 3-6, so seconds are inflated; CPI capped at 600 s):
+The previous example model, the joint one (``learn-cora-joint-pll``,
+session 2; 1,214,541 atoms, 7,654,317 clauses, 974 weights; learning from the
+file's hand-set weights as prior means): pll P .476 R .884 F1 .619 (learn
+58 s, CPI 143 s); dn from pll .623 (learn 521 s). It over-merges: one wrong
+SameBib link makes a field match true, which pushes every pair of citations
+sharing those fields, and transitivity closes the clusters. Per-word weights
+(+w) on the pairwise model's shared-word formulas also do worse (fold 1 F1
+.8025 with pll): they fit the training clusters' words.
 
-    method                          learn s   P       R       F1      CPI
-    dn, init=model (20 its, 5 s.)   111       0.248   0.497   0.331   not optimal, 638 s
-    perceptron (20 its, from pll)   533       0.997   0.137   0.241   not optimal, 628 s
-    mira (10 epochs, from pll)      381       0.119   0.905   0.210   not optimal, 658 s
+For scale: on fold 1's test citations, "identical title constant" alone
+gives P .994 R .800 (F1 .887) and a title-word Jaccard threshold of 0.7
+gives .945, but the training folds disagree (identical titles: P .751 R
+.806 on fold 1's train.db), so neither is a rule one could pick from the
+training data.
 
-pll stays the best (0.619). Its weights show the over-merging mechanism:
-record match => field match gets 4.6 (title) and 6.9 (author), field match
-=> record match 0.50 (title) and 0.40 (venue) per pair of citations, and
-!SameBib only 1.04: at test time one wrong SameBib link makes SameTitle or
-SameVenue true, which pushes every pair of citations with those fields
-(160 distinct titles and 331 venues for 1036 citations in train.db), and
-transitivity closes the clusters. The MAP-trained weights swing to either
-side (the perceptron under-merges, MIRA over-merges) and make CPI's
-problems too hard to prove within 600 s.
-Run from the command line for several methods: ``python -m
-bench.workloads.learn_cora --methods pll,dn`` (``--handset`` also scores the
-file's hand-set weights).
+Run from the command line for several methods or folds: ``python -m
+bench.workloads.learn_cora --folds 1-5 --methods pll,mira`` (``--model``
+another .mln, ``--handset`` also scores the weights written in the file,
+``--save-learned PATH`` keeps the learned models).
 """
 
 from __future__ import annotations
@@ -61,10 +72,11 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from pathlib import Path
 
 from bench.harness import REPO_ROOT, Skip, data_dir, workload
 
-QUERIES = ["SameBib", "SameTitle", "SameAuthor", "SameVenue"]
+QUERY_CANDIDATES = ("SameBib", "SameTitle", "SameAuthor", "SameVenue")
 METHODS = ("pll", "dn", "scg", "perceptron", "mira")
 # learner settings for this workload (defaults otherwise); the discriminative
 # learners start from the pseudo-likelihood optimum (their default
@@ -81,11 +93,26 @@ CPI_SECONDS = 600.0
 _PAIR = re.compile(r"^SameBib\(\s*([^,\s]+)\s*,\s*([^)\s]+)\s*\)$")
 
 
-def model_text() -> str:
-    path = REPO_ROOT / "examples" / "cora-er" / "cora-er.mln"
+MODEL_PATH = REPO_ROOT / "examples" / "cora-er" / "cora-pairwise.mln"
+JOINT_MODEL_PATH = REPO_ROOT / "examples" / "cora-er" / "cora-er.mln"
+_WEIGHT = re.compile(r"^(\s*@?)-?[0-9][0-9.eE+-]*(\s+)")
+
+
+def model_text(path: Path = MODEL_PATH) -> str:
+    """The model with every soft formula's weight reset to 0 (what is learned
+    must not start from weights the file already learned)."""
     if not path.is_file():
         raise Skip(f"missing {path}")
-    return path.read_text()
+    lines = path.read_text().splitlines()
+    return "\n".join(line if line.lstrip().startswith("//") else _WEIGHT.sub(r"\g<1>0\2", line)
+                     for line in lines) + "\n"
+
+
+def query_predicates(mln) -> list[str]:
+    """The Same* predicates some formula of the model uses (the pairwise model:
+    SameBib only; the others are declared for the training data's sake)."""
+    used = " ".join(repr(f.formula) for f in mln.formulas)
+    return [q for q in QUERY_CANDIDATES if f"predicate='{q}'" in used]
 
 
 def split_hard(text: str) -> tuple[str, list[str]]:
@@ -133,7 +160,7 @@ def evaluate(mln, fold: int, max_seconds: float = CPI_SECONDS) -> dict:
     truth_db = Database.from_file(folder / "test-truth.db", mln=mln)
     truth = match_pairs(a.atom for a in truth_db.atoms if a.truth)
     start = time.perf_counter()
-    answer = mln.map(evidence, queries=QUERIES, method="cpi", max_seconds=max_seconds)
+    answer = mln.map(evidence, queries=query_predicates(mln), method="cpi", max_seconds=max_seconds)
     figures = {
         "cpi_s": round(time.perf_counter() - start, 2),
         "cpi_optimal": bool(answer.optimal),
@@ -144,16 +171,17 @@ def evaluate(mln, fold: int, max_seconds: float = CPI_SECONDS) -> dict:
     return figures
 
 
-def run(method: str, fold: int = 1, seed: int = 0, handset: bool = False) -> dict:
+def run(method: str, fold: int = 1, seed: int = 0, handset: bool = False, model_path: Path = MODEL_PATH,
+        save_learned: Path | None = None) -> dict:
     from markovlogic import MLN, Database
     from markovlogic.learn.api import learn_model
 
     folder = _fold(fold)
-    text = model_text()
+    text = model_text(model_path)
     soft_text, hard_lines = split_hard(text)
     soft = MLN.from_string(soft_text, filename="cora-er.mln (soft formulas)")
     train = Database.from_file(folder / "train.db", mln=soft)
-    model = learn_model(soft, [train], query_predicates=QUERIES, method=method, seed=seed, **SETTINGS[method])
+    model = learn_model(soft, [train], query_predicates=query_predicates(soft), method=method, seed=seed, **SETTINGS[method])
     net = model.networks[0]
     figures = {
         "train_atoms": net.n_atoms,
@@ -164,29 +192,53 @@ def run(method: str, fold: int = 1, seed: int = 0, handset: bool = False) -> dic
         "iterations": model.result.iterations,
     }
     del model.networks[:], net
-    full = MLN.from_string(model.text + "\n" + "\n".join(hard_lines) + "\n", filename="cora-er.mln (learned)")
+    learned_text = model.text + "\n" + "\n".join(hard_lines) + "\n"
+    if save_learned is not None:
+        save_learned.write_text(learned_text)
+    full = MLN.from_string(learned_text, filename="cora-er.mln (learned)")
     figures.update(evaluate(full, fold))
     if handset:
-        hand = evaluate(MLN.from_string(text, filename="cora-er.mln"), fold)
+        hand = evaluate(MLN.from_file(model_path), fold)
         figures.update({f"handset_{k}": hand[k] for k in ("precision", "recall", "f1", "cpi_s", "cpi_optimal")})
     return figures
 
 
 for _method in METHODS:
     workload(f"learn-cora-{_method}",
-             f"Cora fold 1: learn cora-er.mln ({_method}, hard formulas left out), CPI MAP with them, SameBib F1",
-             timeout=2400.0)(lambda m=_method: run(m, 1))
+             f"Cora fold 1: learn cora-pairwise.mln ({_method}, hard formulas left out), CPI MAP with them, "
+             "SameBib F1", timeout=2400.0)(lambda m=_method: run(m, 1))
+workload("learn-cora-joint-pll",
+         "Cora fold 1: learn cora-er.mln (joint field/record model, pll), CPI MAP, SameBib F1",
+         timeout=2400.0)(lambda: run("pll", 1, model_path=JOINT_MODEL_PATH))
+
+
+def _folds(text: str) -> list[int]:
+    if "-" in text:
+        a, b = text.split("-")
+        return list(range(int(a), int(b) + 1))
+    return [int(x) for x in text.split(",")]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Cora entity resolution: learning, then CPI MAP")
-    parser.add_argument("--fold", type=int, default=1)
+    parser.add_argument("--folds", default="1", help="e.g. 1, 1-5, 1,3")
     parser.add_argument("--methods", default="pll")
-    parser.add_argument("--handset", action="store_true", help="also score the hand-set weights")
+    parser.add_argument("--handset", action="store_true", help="also score the weights written in the file")
+    parser.add_argument("--model", type=Path, default=MODEL_PATH,
+                        help="the .mln (default: examples/cora-er/cora-pairwise.mln)")
+    parser.add_argument("--save-learned", type=Path, default=None,
+                        help="write each learned model (hard formulas put back) to PATH.<method>.fold<N>.mln")
     args = parser.parse_args(argv)
-    for method in args.methods.split(","):
-        figures = run(method, args.fold, handset=args.handset)
-        print(f"fold{args.fold} {method:5s} " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)
+    scores: dict[str, list[float]] = {}
+    for fold in _folds(args.folds):
+        for method in args.methods.split(","):
+            save = (args.save_learned.with_name(f"{args.save_learned.name}.{method}.fold{fold}.mln")
+                    if args.save_learned else None)
+            figures = run(method, fold, handset=args.handset, model_path=args.model, save_learned=save)
+            scores.setdefault(method, []).append(figures["f1"])
+            print(f"fold{fold} {method:5s} " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)
+    for method, f1 in scores.items():
+        print(f"{method:10s} folds={len(f1)} mean F1={sum(f1) / len(f1):.4f}")
 
 
 if __name__ == "__main__":
