@@ -59,7 +59,8 @@ def learn_command(
     init: Optional[str] = typer.Option(
         None, "--init", help="dn/scg/perceptron/mira starting weights: pll (default, the pseudo-likelihood optimum) or model."),
     map_method: Optional[str] = typer.Option(
-        None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), ilp (mira default), exact."),
+        None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), cpi (mira default: soft clauses ground in full, "
+             "hard formulas by cutting planes, ILP), ilp, exact."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop learning after this many seconds."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),

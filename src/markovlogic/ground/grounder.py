@@ -528,8 +528,13 @@ class Grounder:
         closure: bool = True,
         template_ids: Sequence[int] | None = None,
         fold_units: bool = True,
+        clauses_out: list | None = None,
     ) -> GroundNetwork:
         """Ground every template (or ``template_ids``) and build the network.
+
+        ``clauses_out``: a list that receives the merged ``GroundClauses``
+        (registry atom ids) the network was built from, for callers that add
+        clauses later through :meth:`assemble` (lazily separated hard clauses).
 
         ``closure``: keep only the connected components (through clauses and
         blocks) that contain a query atom; otherwise every registered atom is
@@ -549,6 +554,8 @@ class Grounder:
         t1 = time.perf_counter()
         gc = merge(rows, values, fold_units=fold_units)
         t_merge = time.perf_counter() - t1
+        if clauses_out is not None:
+            clauses_out.append(gc)
         stats = dict(gc.stats)
         stats.update(binfo)
         stats["evidence_constant_score"] = ginfo["evidence_constant"]

@@ -149,7 +149,10 @@ def learn_model(
     ``samples``, ``burn_in``, ``init``, ``tolerance``, ``average``,
     ``max_seconds``, ``final_samples`` (dn, scg); ``map_method``,
     ``learning_rate``, ``init``, ``expectations``, ``samples``, ``burn_in``
-    (perceptron); ``map_method``, ``C``, ``init`` (mira). Every
+    (perceptron); ``map_method``, ``C``, ``init`` (mira). ``map_method="cpi"``
+    (MIRA's default): the hard formulas are not ground but separated by
+    cutting planes at each MAP call, over the soft clauses ground in full
+    (``learn/lazy.py``). Every
     discriminative learner starts from the pseudo-likelihood optimum unless
     ``init="model"``."""
     from ..model import Database
@@ -170,14 +173,32 @@ def learn_model(
 
     start = time.perf_counter()
     clausal = split_clauses(mln)
+    lazies = []
+    if method == "mira" and "map_method" not in kwargs:
+        kwargs["map_method"] = "cpi"
+    cutting_planes = method in ("perceptron", "mira") and kwargs.get("map_method") == "cpi"
     if networks is not None:
         nets = list(networks)
         if not nets:
             raise LearningError("no training network given")
+        if cutting_planes:
+            raise OptionError("map_method='cpi' grounds its own training networks: do not pass networks=")
+    elif cutting_planes:
+        from .lazy import cutting_plane_factory, ground_training_lazy
+
+        nets, lazies = ground_training_lazy(clausal.mln, dbs, predicates, multiple_databases)
+        kwargs["map_method"] = cutting_plane_factory(lazies)
     else:
         nets = ground_training(clausal.mln, dbs, predicates, multiple_databases)
     ground_seconds = time.perf_counter() - start
-    result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
+    try:
+        result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
+    finally:
+        for lazy in lazies:
+            lazy.close()
+    if lazies:
+        result.stats["truth_hard_violated"] = sum(lazy.truth_hard_violated for lazy in lazies)
+        result.stats["hard_groundings"] = sum(p.n_clauses for lazy in lazies for p in lazy.hard_parts)
     learn_seconds = time.perf_counter() - start - ground_seconds
 
     from ..lang.parser import parse_mln_text
