@@ -75,6 +75,7 @@ import time
 from pathlib import Path
 
 from bench.harness import REPO_ROOT, Skip, data_dir, workload
+from bench.workloads.learn_uwcse import zero_weights
 
 QUERY_CANDIDATES = ("SameBib", "SameTitle", "SameAuthor", "SameVenue")
 METHODS = ("pll", "dn", "scg", "perceptron", "mira")
@@ -103,7 +104,6 @@ _PAIR = re.compile(r"^SameBib\(\s*([^,\s]+)\s*,\s*([^)\s]+)\s*\)$")
 
 MODEL_PATH = REPO_ROOT / "examples" / "cora-er" / "cora-pairwise.mln"
 JOINT_MODEL_PATH = REPO_ROOT / "examples" / "cora-er" / "cora-er.mln"
-_WEIGHT = re.compile(r"^(\s*@?)-?[0-9][0-9.eE+-]*(\s+)")
 
 
 def model_text(path: Path = MODEL_PATH) -> str:
@@ -111,9 +111,7 @@ def model_text(path: Path = MODEL_PATH) -> str:
     must not start from weights the file already learned)."""
     if not path.is_file():
         raise Skip(f"missing {path}")
-    lines = path.read_text().splitlines()
-    return "\n".join(line if line.lstrip().startswith("//") else _WEIGHT.sub(r"\g<1>0\2", line)
-                     for line in lines) + "\n"
+    return zero_weights(path.read_text())
 
 
 def query_predicates(mln) -> list[str]:

@@ -120,16 +120,22 @@ SETTINGS = {
 TEST_SAMPLES = 1000
 
 
+_WEIGHT = re.compile(r"^(\s*@?)-?[0-9][0-9.eE+-]*(\s+)")
+
+
+def zero_weights(text: str) -> str:
+    """The .mln text with every written weight replaced by 0 (comments, hard
+    formulas and declarations as they are)."""
+    return "\n".join(line if line.lstrip().startswith("//") else _WEIGHT.sub(r"\g<1>0\2", line)
+                     for line in text.splitlines()) + "\n"
+
+
 def zeroed_program() -> str:
     """tuffy/cse/prog.mln with every formula's weight replaced by 0."""
     path = data_dir() / "tuffy" / "cse" / "prog.mln"
     if not path.is_file():
         raise Skip(f"missing {path}")
-    out = []
-    for line in path.read_text().splitlines():
-        m = re.match(r"^\s*(@?)-?[0-9][0-9.eE+-]*\s+(.*)$", line)
-        out.append(f"{m.group(1)}0 {m.group(2)}" if m and not line.lstrip().startswith("//") else line)
-    return "\n".join(out) + "\n"
+    return zero_weights(path.read_text())
 
 
 def evaluate(mln, evidence, truth_atoms: set[str], seed: int = 0) -> dict:

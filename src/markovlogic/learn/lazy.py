@@ -40,7 +40,6 @@ training worlds only.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -49,6 +48,7 @@ import numpy as np
 from ..errors import LearningError, OptionError
 from ..ground.network import GroundNetwork
 from ..lang.ast import Query
+from .data import _key
 
 if TYPE_CHECKING:
     from ..ground.assemble import GroundClauses
@@ -93,27 +93,24 @@ def ground_training_lazy(
     try:
         for db in worlds:
             g = Grounder(mln, [db], queries, allow_unweighted=True, truth_closed_world=True)
-            lazies.append(None)
-            hard = [i for i, t in enumerate(g.templates) if t.hard]
-            soft = [i for i, t in enumerate(g.templates) if not t.hard]
-            out: list = []
-            net = g.network(template_ids=soft, closure=False, clauses_out=out)
-            truth = net.truth
-            violated = 0
-            if hard and truth is not None and not (truth < 0).any():
-                violated = int(g.violated_groundings(truth.astype(bool), hard).n_clauses)
-            lazies[-1] = LazyWorld(g, out[0], hard, net.n_atoms, violated)
+            try:
+                hard = [i for i, t in enumerate(g.templates) if t.hard]
+                soft = [i for i, t in enumerate(g.templates) if not t.hard]
+                out: list = []
+                net = g.network(template_ids=soft, closure=False, clauses_out=out)
+                violated = 0
+                if hard and net.truth is not None and not (net.truth < 0).any():
+                    violated = int(g.violated_groundings(net.truth.astype(bool), hard).n_clauses)
+            except BaseException:
+                g.close()
+                raise
+            lazies.append(LazyWorld(g, out[0], hard, net.n_atoms, violated))
             nets.append(net)
     except BaseException:
         for lazy in lazies:
-            if lazy is not None:
-                lazy.close()
+            lazy.close()
         raise
     return nets, lazies
-
-
-def _param_key(p) -> tuple:
-    return (p.name, p.formula_index, p.clause_index)
 
 
 class CuttingPlaneMAP:
@@ -134,16 +131,15 @@ class CuttingPlaneMAP:
         self.max_rounds = int(max_rounds)
         self.options = options
         own = lazy.grounder.params.arrays()[1]
-        index = {_param_key(p): k for k, p in enumerate(net.param_info)}
+        index = {_key(p): k for k, p in enumerate(net.param_info)}
         # the learner's weight vector (net's table) -> the grounder's own table
-        self._to_own = np.array([index.get(_param_key(p), -1) for p in own], dtype=np.int64)
+        self._to_own = np.array([index.get(_key(p), -1) for p in own], dtype=np.int64)
         self._own_default = np.asarray(lazy.grounder.params.arrays()[0], dtype=np.float64)
         self._network: GroundNetwork | None = None
         self._parts_in_network = -1
         self.calls = 0
-        self.rounds = 0
+        self.rounds = 0         # solver calls over all MAP calls
         self.hard_violated = 0
-        self.seconds = 0.0
 
     def _own_params(self, params: np.ndarray) -> np.ndarray:
         own = self._own_default.copy()
@@ -161,10 +157,8 @@ class CuttingPlaneMAP:
     def map_world(self, params: np.ndarray) -> np.ndarray:
         from ..infer.map import solve_map
 
-        start = time.perf_counter()
         lazy = self.lazy
         own = self._own_params(params)
-        world = None
         for _ in range(self.max_rounds):
             net = self._current_network().with_params(own)
             result = solve_map(net, method=self.base, **self.options)
@@ -183,7 +177,6 @@ class CuttingPlaneMAP:
             )
         self.calls += 1
         self.hard_violated = int(result.hard_violated)
-        self.seconds += time.perf_counter() - start
         return world
 
 

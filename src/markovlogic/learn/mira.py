@@ -41,8 +41,10 @@ def learn_mira(
     callback: Callback | None = None,
 ) -> LearnResult:
     """Learn by online MIRA (module docstring). ``prior_stddev`` is accepted for
-    a uniform signature and ignored; ``map_method``: "ilp" (default),
-    "maxwalksat", "exact" or a factory ``(net, seed) -> engine``; ``init``:
+    a uniform signature and ignored; ``map_method``: "ilp" (default here),
+    "maxwalksat", "exact" or a factory ``(net, seed) -> engine``
+    (``learn_model`` defaults MIRA to "cpi": the factory of
+    ``learn/lazy.py``, hard formulas by cutting planes); ``init``:
     the first weights: "pll" (default; the updates are then the smallest
     corrections of the pseudo-likelihood optimum that separate the truth
     from the MAP world: on UW-CSE fold 1 AUC-PR 0.41 and test CLL -0.029,
