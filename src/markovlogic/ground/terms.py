@@ -28,6 +28,7 @@ from ..errors import MLNSemanticError
 from ..lang.ast import Const, Func, Term, Var
 from ..store.constants import constant_integer, constant_number, constant_value
 from ..store.store import EvidenceStore
+from .similarity import SIMILARITY_FUNCTIONS, parse_similarity, tables_of
 
 ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
 ALIASES = {"plus": "+", "minus": "-", "times": "*", "dividedBy": "/", "mod": "%"}
@@ -44,7 +45,8 @@ def func_name(f: Func) -> str:
 
 def is_internal(f: Func, store: EvidenceStore) -> bool:
     name = func_name(f)
-    return name not in store.functions and (name in ARITH or name in ("succ", "concat", "substr"))
+    return name not in store.functions and (name in ARITH or name in ("succ", "concat", "substr")
+                                            or name in SIMILARITY_FUNCTIONS)
 
 
 class Scope:
@@ -135,11 +137,14 @@ class Scope:
             kind, expr = self.value_expr(term)
             if kind == "int":
                 return expr, f"CAST({expr} AS DOUBLE)", f"CAST({expr} AS VARCHAR)"
+            if kind == "num":
+                return "NULL::BIGINT", expr, f"CAST({expr} AS VARCHAR)"
             return "NULL::BIGINT", "NULL::DOUBLE", expr
         return self._values_of_id(self.id_expr(term))
 
     def value_expr(self, f: Func) -> tuple[str, str]:
-        """('int', BIGINT expr) or ('str', VARCHAR expr) of an internal function."""
+        """('int', BIGINT expr), ('num', DOUBLE expr) or ('str', VARCHAR expr) of an
+        internal function."""
         name = func_name(f)
         if name in ARITH:
             if len(f.args) != 2:
@@ -164,6 +169,13 @@ class Scope:
             i = self.values(f.args[1])[0]
             n = self.values(f.args[2])[0]
             return "str", f"substr({s}, ({i}) + 1, {n})"
+        if name in SIMILARITY_FUNCTIONS:
+            call = parse_similarity(f, self.store.mln.predicates)
+            table = tables_of(self.store).pair_table(call.path)
+            a = self.id_expr(call.left)
+            b = self.id_expr(call.right)
+            return "num", (f"coalesce((SELECT s.{call.column} FROM {table} AS s WHERE s.a = {a} AND s.b = {b}), "
+                           "0.0::DOUBLE)")
         raise MLNSemanticError(f"unknown internal function {f.name!r}")
 
     # ------------------------------------------------------------ comparisons

@@ -53,7 +53,9 @@ class Const:
     pos: Pos | None = _pos()
 
 
-INTERNAL_FUNCTIONS = {"+", "-", "*", "/", "%", "succ", "concat", "substr"}
+INTERNAL_FUNCTIONS = {"+", "-", "*", "/", "%", "succ", "concat", "substr", "jaccard", "overlap"}
+# set similarities over evidence paths: jaccard(x, y, P1, ..., Pk) (ground/similarity.py)
+SIMILARITY_FUNCTIONS = {"jaccard", "overlap"}
 ARITHMETIC_OPERATORS = {"+", "-", "*", "/", "%"}
 # Alchemy's internal predicate ``substr(a, b)`` (a is a substring of b), used as
 # an atom: ``Atom("substr", (a, b))`` with no PredicateDecl (unless the user

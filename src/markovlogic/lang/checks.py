@@ -18,6 +18,7 @@ from ..errors import EvidenceError, MLNSemanticError, QueryError
 from .ast import (
     INTERNAL_FUNCTIONS,
     INTERNAL_PREDICATES,
+    SIMILARITY_FUNCTIONS,
     And,
     Atom,
     Compare,
@@ -129,6 +130,9 @@ class _Typing:
                 if decl is None:
                     if t.name not in INTERNAL_FUNCTIONS:
                         raise _err(MLNSemanticError, f"undeclared function '{t.name}'", t.pos)
+                    if t.name in SIMILARITY_FUNCTIONS:
+                        self.similarity(t)
+                        continue
                     arity = INTERNAL_ARITY[t.name]
                     if len(t.args) != arity:
                         raise _err(
@@ -156,6 +160,32 @@ class _Typing:
                     stack.append((arg, arg_type))
             else:  # pragma: no cover - the parser builds only these terms
                 raise _err(MLNSemanticError, f"unexpected term {t!r}", getattr(t, "pos", None))
+
+    def similarity(self, t: Func) -> None:
+        """``jaccard(x, y, P1, ..., Pk)``: two terms of the path's first type and a
+        chain of binary predicates (first argument to second)."""
+        if len(t.args) < 3:
+            raise _err(MLNSemanticError,
+                       f"{t.name} takes two terms and one or more predicate names: {t.name}(x, y, P1, ..., Pk)",
+                       t.pos)
+        path = []
+        for a in t.args[2:]:
+            decl = self.predicates.get(a.name) if type(a) in (Const, Var) else None
+            if decl is None:
+                raise _err(MLNSemanticError, f"{t.name}: '{getattr(a, 'name', a)}' is not a declared predicate",
+                           getattr(a, "pos", None) or t.pos)
+            if decl.arity != 2:
+                raise _err(MLNSemanticError, f"{t.name}: predicate '{a.name}' must be binary (owner, element)",
+                           getattr(a, "pos", None) or t.pos)
+            path.append(decl)
+        for p, q in zip(path, path[1:]):
+            if p.arg_types[1] != q.arg_types[0]:
+                raise _err(MLNSemanticError,
+                           f"{t.name}: '{p.name}' ends in type '{p.arg_types[1]}' but '{q.name}' starts with "
+                           f"type '{q.arg_types[0]}'", t.pos)
+        owner = path[0].arg_types[0]
+        self.term(t.args[0], owner)
+        self.term(t.args[1], owner)
 
     def static_type(self, term: Term) -> str | None:
         if type(term) is Func and term.name in self.functions:
