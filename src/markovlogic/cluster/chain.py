@@ -108,19 +108,25 @@ def _random_neighbor(md, i):
 
 
 @nb.njit(cache=True)
-def step(md, st, sc, probs, cum, temp, stats):
-    """One proposal; returns the score change applied (0.0 if rejected)."""
+def propose(md, st, sc, probs, cum, prop):
+    """Draw a proposal and evaluate it without applying it. ``prop`` (int64[5])
+    receives ``kind, A, B, i, k``: the clusters merged (``A``, ``B``), the
+    cluster split (``A``, with ``k`` members in ``st.buf`` sided by
+    ``st.side``) or the mention moved (``i``, to ``B``; -1: a new cluster).
+    Returns ``(delta, log q_backward - log q_forward)``; ``delta`` is ``nan``
+    for a null proposal and ``-inf`` for one a hard constraint forbids.
+    ``sc.dphi`` holds the feature change."""
     n = md.n
     r = np.random.random()
     kind = 0
     while kind < 4 and r >= cum[kind]:
         kind += 1
-    stats[kind, 0] += 1
+    prop[0] = kind
     c = st.counts[0]
     if kind == MERGE or kind == EDGE_MERGE:
         if kind == MERGE:
             if c < 2:
-                return 0.0
+                return np.nan, 0.0
             a = np.random.randint(c)
             b = np.random.randint(c - 1)
             if b >= a:
@@ -131,27 +137,25 @@ def step(md, st, sc, probs, cum, temp, stats):
             i = np.random.randint(n)
             j = _random_neighbor(md, i)
             if j < 0:
-                return 0.0
+                return np.nan, 0.0
             A = st.label[i]
             B = st.label[j]
             if A == B:
-                return 0.0
+                return np.nan, 0.0
+        prop[1] = A
+        prop[2] = B
         d = merge_delta(md, st, sc, A, B)
         if d == -np.inf:
-            return 0.0
+            return d, 0.0
         m = st.size[A] + st.size[B]
         s_after = st.counts[1] - (1 if st.size[A] >= 2 else 0) - (1 if st.size[B] >= 2 else 0) + 1
         logq_f = math.log(_merge_density(probs, n, c, sc.out[0]))
         logq_b = _split_logdensity(probs, s_after, m)
-        if _accept(d, logq_b - logq_f, temp):
-            apply_merge(md, st, sc, A, B)
-            stats[kind, 1] += 1
-            return d
-        return 0.0
+        return d, logq_b - logq_f
     if kind == SPLIT:
         s = st.counts[1]
         if s == 0:
-            return 0.0
+            return np.nan, 0.0
         C = st.multi[np.random.randint(s)]
         k = members(st, C, st.buf)
         while True:
@@ -162,16 +166,14 @@ def step(md, st, sc, probs, cum, temp, stats):
                 ones += bit
             if 0 < ones < k:
                 break
+        prop[1] = C
+        prop[4] = k
         d = split_delta(md, st, sc, C, k)
         if d == -np.inf:
-            return 0.0
+            return d, 0.0
         logq_f = _split_logdensity(probs, s, k)
         logq_b = math.log(_merge_density(probs, n, c + 1, sc.out[0]))
-        if _accept(d, logq_b - logq_f, temp):
-            apply_split(md, st, sc, C, k)
-            stats[kind, 1] += 1
-            return d
-        return 0.0
+        return d, logq_b - logq_f
     # moves
     i = np.random.randint(n)
     A = st.label[i]
@@ -179,7 +181,7 @@ def step(md, st, sc, probs, cum, temp, stats):
     if kind == MOVE:
         targets = (c - 1) + (0 if alone else 1)
         if targets == 0:
-            return 0.0
+            return np.nan, 0.0
         t = np.random.randint(targets)
         if t >= c - 1:
             B = -1
@@ -189,22 +191,48 @@ def step(md, st, sc, probs, cum, temp, stats):
     else:
         j = _random_neighbor(md, i)
         if j < 0:
-            return 0.0
+            return np.nan, 0.0
         B = st.label[j]
         if B == A:
-            return 0.0
+            return np.nan, 0.0
+    prop[1] = A
+    prop[2] = B
+    prop[3] = i
     d = move_delta(md, st, sc, i, B)
     if d == -np.inf:
-        return 0.0
+        return d, 0.0
     deg = md.indptr[i + 1] - md.indptr[i]
     q_f = _move_density(probs, n, c - 1, alone, B < 0, sc.out[1], deg)
     # the reverse move, in the state after the move
     c_after = c + (1 if B < 0 else 0) - (1 if alone else 0)
     size_b_after = 1 if B < 0 else st.size[B] + 1
     q_b = _move_density(probs, n, c_after - 1, size_b_after == 1, alone, sc.out[2], deg)
-    if _accept(d, math.log(q_b) - math.log(q_f), temp):
-        apply_move(md, st, sc, i, B)
-        stats[kind, 1] += 1
+    return d, math.log(q_b) - math.log(q_f)
+
+
+@nb.njit(cache=True)
+def apply_proposal(md, st, sc, prop):
+    """Apply the proposal ``propose`` evaluated last (its summaries are in
+    ``sc``)."""
+    kind = prop[0]
+    if kind == MERGE or kind == EDGE_MERGE:
+        apply_merge(md, st, sc, prop[1], prop[2])
+    elif kind == SPLIT:
+        apply_split(md, st, sc, prop[1], prop[4])
+    else:
+        apply_move(md, st, sc, prop[3], prop[2])
+
+
+@nb.njit(cache=True)
+def step(md, st, sc, probs, cum, temp, stats, prop):
+    """One proposal; returns the score change applied (0.0 if rejected)."""
+    d, logq = propose(md, st, sc, probs, cum, prop)
+    stats[prop[0], 0] += 1
+    if np.isnan(d) or d == -np.inf:
+        return 0.0
+    if _accept(d, logq, temp):
+        apply_proposal(md, st, sc, prop)
+        stats[prop[0], 1] += 1
         return d
     return 0.0
 
@@ -216,13 +244,14 @@ def run(md, st, sc, n_steps, probs, t_start, t_end, score, best_score, best_labe
     current score, updated; ``best_labels`` takes the best clustering seen
     when it beats ``best_score[0]``. Returns the number of accepted moves."""
     cum = np.cumsum(probs)
+    prop = np.zeros(5, np.int64)
     accepted = 0
     ratio = 1.0
     if n_steps > 1 and t_start > 0.0 and t_end > 0.0 and t_end != t_start:
         ratio = (t_end / t_start) ** (1.0 / (n_steps - 1))
     temp = t_start
     for it in range(n_steps):
-        d = step(md, st, sc, probs, cum, temp, stats)
+        d = step(md, st, sc, probs, cum, temp, stats, prop)
         if d != 0.0:
             accepted += 1
             score[0] += d

@@ -397,6 +397,7 @@ class Scratch(NamedTuple):
     cmn: np.ndarray
     wq: np.ndarray       # float64[Q]: work array for within sums
     out: np.ndarray      # float64[4]: edge weights etc.
+    dphi: np.ndarray     # float64[Q + J]: feature change of the last proposal evaluated
 
 
 def make_scratch(md: ModelArrays) -> Scratch:
@@ -405,33 +406,55 @@ def make_scratch(md: ModelArrays) -> Scratch:
         np.zeros(3, np.int64), np.zeros((R, 3)), np.zeros((R, 3)), np.zeros((R, 3)),
         np.zeros((Q, 3)), np.full((M, 3), -np.inf), np.full((M, 3), np.inf), np.zeros((A, 3)),
         np.zeros(Q), np.zeros(Q), np.full(M, -np.inf), np.full(M, np.inf), np.zeros(Q), np.zeros(4),
+        np.zeros(Q + len(md.sf_kind)),
     )
 
 
 @nb.njit(cache=True)
-def _slot_phi_sum(md, sc, slot):
-    """sum_j w_sf[j] * phi_j of the cluster summarised in ``slot``."""
+def _slot_phi_into(md, sc, slot, sign):
+    """Add ``sign * phi_j`` of the cluster summarised in ``slot`` to
+    ``sc.dphi[Q + j]``."""
     if len(md.sf_kind) == 0 or sc.size[slot] == 0:
-        return 0.0
+        return
     for q in range(md.n_q):
         sc.wq[q] = sc.w[q, slot]
     for r in range(len(md.lr_q)):
         sc.wq[md.lr_q[r]] += md.lr_coef[r] * (sc.su[r, slot] * sc.sv[r, slot] - sc.suv[r, slot])
-    s = 0.0
+    Q = md.n_q
     for j in range(len(md.sf_kind)):
-        s += md.w_sf[j] * phi(md, j, sc.size[slot], sc.wq, sc.mx[:, slot], sc.mn[:, slot], sc.dist[:, slot])
-    return s
+        sc.dphi[Q + j] += sign * phi(md, j, sc.size[slot], sc.wq, sc.mx[:, slot], sc.mn[:, slot], sc.dist[:, slot])
 
 
 @nb.njit(cache=True)
-def _state_phi_sum(md, st, sc, c):
+def _state_phi_into(md, st, sc, c, sign):
     if len(md.sf_kind) == 0:
-        return 0.0
+        return
     cluster_within(md, st, c, sc.wq)
-    s = 0.0
+    Q = md.n_q
     for j in range(len(md.sf_kind)):
-        s += md.w_sf[j] * phi(md, j, st.size[c], sc.wq, st.mx[:, c], st.mn[:, c], st.dist[:, c])
-    return s
+        sc.dphi[Q + j] += sign * phi(md, j, st.size[c], sc.wq, st.mx[:, c], st.mn[:, c], st.dist[:, c])
+
+
+@nb.njit(cache=True)
+def _dphi_pairs(md, sc, sign):
+    """``sc.dphi[:Q] = sign * sc.cq``; the set-level part zeroed."""
+    Q = md.n_q
+    for q in range(Q):
+        sc.dphi[q] = sign * sc.cq[q]
+    for j in range(len(md.sf_kind)):
+        sc.dphi[Q + j] = 0.0
+
+
+@nb.njit(cache=True)
+def _weighted(md, sc):
+    """``w . dphi``: the score change of the proposal just evaluated."""
+    Q = md.n_q
+    d = 0.0
+    for q in range(Q):
+        d += md.w_q[q] * sc.dphi[q]
+    for j in range(len(md.sf_kind)):
+        d += md.w_sf[j] * sc.dphi[Q + j]
+    return d
 
 
 @nb.njit(cache=True)
@@ -530,9 +553,7 @@ def merge_delta(md, st, sc, A, B):
     sc.out[0] = ew
     if not _hard_ok(md, 1.0, sc.cq):
         return -np.inf
-    d = 0.0
-    for q in range(md.n_q):
-        d += md.w_q[q] * sc.cq[q]
+    _dphi_pairs(md, sc, 1.0)
     sc.size[0] = st.size[A] + st.size[B]
     for r in range(len(md.lr_q)):
         sc.su[r, 0] = st.su[r, A] + st.su[r, B]
@@ -549,8 +570,10 @@ def merge_delta(md, st, sc, A, B):
         for a in range(len(md.attr_nval)):
             sc.dist[a, 0] = _distinct(md, st, a, st.buf, k)
     if len(md.sf_kind) > 0:
-        d += _slot_phi_sum(md, sc, 0) - _state_phi_sum(md, st, sc, A) - _state_phi_sum(md, st, sc, B)
-    return d
+        _slot_phi_into(md, sc, 0, 1.0)
+        _state_phi_into(md, st, sc, A, -1.0)
+        _state_phi_into(md, st, sc, B, -1.0)
+    return _weighted(md, sc)
 
 
 @nb.njit(cache=True)
@@ -644,12 +667,12 @@ def split_delta(md, st, sc, c, k):
     _side_summaries(md, st, sc, c, k)
     if not _hard_ok(md, -1.0, sc.cq):
         return -np.inf
-    d = 0.0
-    for q in range(md.n_q):
-        d -= md.w_q[q] * sc.cq[q]
+    _dphi_pairs(md, sc, -1.0)
     if len(md.sf_kind) > 0:
-        d += _slot_phi_sum(md, sc, 0) + _slot_phi_sum(md, sc, 1) - _state_phi_sum(md, st, sc, c)
-    return d
+        _slot_phi_into(md, sc, 0, 1.0)
+        _slot_phi_into(md, sc, 1, 1.0)
+        _state_phi_into(md, st, sc, c, -1.0)
+    return _weighted(md, sc)
 
 
 @nb.njit(cache=True)
@@ -786,9 +809,7 @@ def move_delta(md, st, sc, i, B):
         sc.cq[md.lr_q[r]] += md.lr_coef[r] * (into_b - out_a)
     if not _hard_ok(md, 1.0, sc.cq):
         return -np.inf
-    d = 0.0
-    for q in range(md.n_q):
-        d += md.w_q[q] * sc.cq[q]
+    _dphi_pairs(md, sc, 1.0)
     if M > 0 or len(md.attr_nval) > 0:
         _recompute_slot(md, st, sc, A, i, 0)
     if len(md.attr_nval) > 0:
@@ -799,11 +820,12 @@ def move_delta(md, st, sc, i, B):
         for a in range(len(md.attr_nval)):
             sc.dist[a, 1] = _distinct(md, st, a, st.buf, k + 1)
     if len(md.sf_kind) > 0:
-        old = _state_phi_sum(md, st, sc, A)
+        _slot_phi_into(md, sc, 0, 1.0)
+        _slot_phi_into(md, sc, 1, 1.0)
+        _state_phi_into(md, st, sc, A, -1.0)
         if B >= 0:
-            old += _state_phi_sum(md, st, sc, B)
-        d += _slot_phi_sum(md, sc, 0) + _slot_phi_sum(md, sc, 1) - old
-    return d
+            _state_phi_into(md, st, sc, B, -1.0)
+    return _weighted(md, sc)
 
 
 @nb.njit(cache=True)

@@ -1,0 +1,138 @@
+"""Greedy agglomerative MAP over clusterings (Culotta & McCallum 2006,
+Algorithm 1): start from singletons (must-linked mentions together) and
+repeatedly apply the merge that raises the score most, set-level features
+included, until no merge raises it.
+
+Candidate merges come from *canopies*: two clusters are compared only when
+some pair of their mentions is linked in the sparse pair graph (the pairs
+the evidence relates: a shared word, an identical title, a similarity above
+a threshold). A merge changes only the merged cluster's candidates, so a
+priority queue with versioned entries keeps the best merge at hand; stale
+entries are skipped when popped.
+
+Greedy merging can stop in a local optimum; ``polish_steps`` continues with
+greedy Metropolis-Hastings moves (split, move, merge; ``T = 0``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from ..errors import OptionError
+from .chain import run, seed_rng
+from .kernels import apply_merge, merge_delta, total_score
+from .mh import ClusterAnswer, _initial_labels
+from .model import ClusterModel
+
+
+@dataclass
+class AgglomerativeOptions:
+    """Options of greedy agglomerative MAP (``mln infer --map --method
+    agglomerative``): ``polish_steps`` greedy MH proposals after the merges
+    (default ``20 * n``), ``seed`` for them, ``max_seconds``."""
+
+    polish_steps: int | None = None
+    seed: int = 0
+    max_seconds: float | None = None
+    init: object = "singletons"
+
+    def check(self) -> "AgglomerativeOptions":
+        v = self.polish_steps
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
+            raise OptionError(f"polish_steps must be a non-negative integer, got {v!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise OptionError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.max_seconds is not None and not (self.max_seconds > 0):
+            raise OptionError(f"max_seconds must be positive, got {self.max_seconds!r}")
+        return self
+
+
+@nb.njit(cache=True)
+def _push_neighbours(md, st, sc, K, version, seen, stamp, heap):
+    """Push every positive merge of cluster ``K`` with a linked cluster."""
+    i = st.head[K]
+    while i >= 0:
+        for p in range(md.indptr[i], md.indptr[i + 1]):
+            L = st.label[md.indices[p]]
+            if L == K or seen[L] == stamp:
+                continue
+            seen[L] = stamp
+            d = merge_delta(md, st, sc, K, L)
+            if d > 1e-12:
+                a, b = (K, L) if K < L else (L, K)
+                heapq.heappush(heap, (-d, a, b, version[a], version[b]))
+        i = st.nxt[i]
+
+
+@nb.njit(cache=True)
+def agglomerate(md, st, sc, max_merges):
+    """Greedy merges until none raises the score (or ``max_merges``); returns
+    (merges, total gain)."""
+    n = md.n
+    version = np.zeros(n, np.int64)
+    seen = np.full(n, -1, np.int64)
+    heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+    heap.pop()
+    stamp = 0
+    for t in range(st.counts[0]):
+        K = st.active[t]
+        stamp += 1
+        seen[K] = stamp
+        # only push pairs (K, L) with K < L to halve the work
+        i = st.head[K]
+        while i >= 0:
+            for p in range(md.indptr[i], md.indptr[i + 1]):
+                L = st.label[md.indices[p]]
+                if L <= K or seen[L] == stamp:
+                    continue
+                seen[L] = stamp
+                d = merge_delta(md, st, sc, K, L)
+                if d > 1e-12:
+                    heapq.heappush(heap, (-d, K, L, version[K], version[L]))
+            i = st.nxt[i]
+    merges = 0
+    gain = 0.0
+    while len(heap) > 0 and merges < max_merges:
+        negd, a, b, va, vb = heapq.heappop(heap)
+        if version[a] != va or version[b] != vb or st.size[a] == 0 or st.size[b] == 0:
+            continue
+        d = merge_delta(md, st, sc, a, b)       # refresh the summary in slot 0
+        K = apply_merge(md, st, sc, a, b)
+        gone = b if K == a else a
+        version[K] += 1
+        version[gone] += 1
+        merges += 1
+        gain += d
+        stamp += 1
+        seen[K] = stamp
+        _push_neighbours(md, st, sc, K, version, seen, stamp, heap)
+    return merges, gain
+
+
+def agglomerative_map(model: ClusterModel, options: AgglomerativeOptions | None = None) -> ClusterAnswer:
+    opt = (options or AgglomerativeOptions()).check()
+    md = model.arrays
+    start = time.perf_counter()
+    st, sc = model.new_state(_initial_labels(model, opt.init))
+    merges, gain = agglomerate(md, st, sc, model.n)
+    merge_seconds = time.perf_counter() - start
+    score = np.array([total_score(md, st, sc.wq)])
+    best = score.copy()
+    best_labels = st.label.copy()
+    polish = opt.polish_steps if opt.polish_steps is not None else 20 * max(model.n, 1)
+    stats = np.zeros((5, 2), np.int64)
+    if polish and (opt.max_seconds is None or merge_seconds < opt.max_seconds):
+        seed_rng(int(opt.seed))
+        probs = np.array([0.1, 0.1, 0.3, 0.2, 0.3])
+        run(md, st, sc, polish, probs, 0.0, 0.0, score, best, best_labels, stats)
+    st2, sc2 = model.new_state(best_labels)
+    exact = float(total_score(md, st2, sc2.wq))
+    info = {"merges": int(merges), "merge_gain": float(gain), "merge_seconds": merge_seconds,
+            "polish_steps": int(polish), "polish_accepted": int(stats[:, 1].sum()),
+            "seconds": time.perf_counter() - start, "clusters": int(st2.counts[0])}
+    return ClusterAnswer(model, best_labels, exact, info)
