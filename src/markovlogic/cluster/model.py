@@ -47,7 +47,8 @@ class Quantity:
     weight: float = 0.0
     template: int = -1
     formula: int = -1
-    kind: str = "feature"        # feature, relation, listed, must, cannot
+    kind: str = "feature"        # feature, relation, numeric, listed, must, cannot, truth
+    sign: float = 1.0            # +1: the formula's literal of the predicate is positive
 
 
 @dataclass
@@ -61,6 +62,8 @@ class ClusterModel:
     arrays: ModelArrays
     initial_labels: np.ndarray       # singletons, with must-linked mentions together
     stats: dict = field(default_factory=dict)
+    truth_q: int = -1                # quantity of the training truth's co-clustered pairs (truth=True)
+    gold_labels: np.ndarray | None = None   # the training truth's clusters (truth=True)
 
     @property
     def n(self) -> int:
@@ -110,7 +113,8 @@ class ClusterModel:
         Q = self.arrays.n_q
         arrays = self.arrays._replace(w_q=w[:Q].copy(), w_sf=w[Q:].copy())
         return ClusterModel(self.predicate, self.type_name, self.mention_ids, self.mention_names,
-                            self.quantities, self.set_features, arrays, self.initial_labels, dict(self.stats))
+                            self.quantities, self.set_features, arrays, self.initial_labels, dict(self.stats),
+                            self.truth_q, self.gold_labels)
 
     # ------------------------------------------------------------ answers
     def clusters(self, labels: np.ndarray) -> list[list[str]]:
@@ -220,9 +224,14 @@ def build_cluster_model(
     open_: Sequence[str] = (),
     db_path: str | None = None,
     max_sparse: int | None = None,
+    truth: bool = False,
 ) -> ClusterModel:
     """Compile ``mln`` and the evidence for inference over clusterings of the
-    equivalence predicate ``predicate``."""
+    equivalence predicate ``predicate``. With ``truth``, the listed atoms of
+    the predicate are training labels (closed world: unlisted pairs are
+    different), not evidence: their clusters (the transitive closure of the
+    true atoms) are ``gold_labels`` and a quantity counts the co-clustered
+    pairs they link (for learning)."""
     from ..logic.cnf import compile_mln
     from .setfeatures import compile_set_features, declared_set_features
 
@@ -235,7 +244,8 @@ def build_cluster_model(
             f"{predicate} cannot be an equivalence relation: it must have two arguments of one type "
             f"(it has {', '.join(decl.arg_types) or 'none'})", **where)
     templates = compile_mln(mln)
-    store = EvidenceStore(mln, db, [Query(predicate)], closed=closed, open_=open_, db_path=db_path)
+    store = EvidenceStore(mln, db, [Query(predicate)], closed=closed, open_=open_, db_path=db_path,
+                          query_truth=truth)
     describe = _describe(mln)
     kw = {} if max_sparse is None else {"max_sparse": max_sparse}
     compiler = PairCompiler(store, predicate, describe=describe, **kw)
@@ -261,8 +271,6 @@ def build_cluster_model(
             raise MLNSemanticError(
                 f"{describe(t)}: a formula with several {predicate} atoms that is not reflexivity, symmetry "
                 "or transitivity is not supported by inference over clusterings (use cpi)")
-        if not t.hard and (t.weight is None or t.weight == 0.0):
-            continue
         sign, terms = compiler.compile(t)
         if t.hard:
             if terms.lowrank:
@@ -271,8 +279,8 @@ def build_cluster_model(
                     "separates pairs the evidence relates); this one constrains almost every pair")
             (must_terms if sign > 0 else cannot_terms).append(terms)
             continue
-        quantities.append(Quantity(name=describe(t), terms=terms, weight=float(t.weight) * sign,
-                                   template=i, formula=t.formula_index))
+        quantities.append(Quantity(name=describe(t), terms=terms, weight=float(t.weight or 0.0) * sign,
+                                   template=i, formula=t.formula_index, sign=float(sign)))
     (ma, mb), (ca, cb), comp = _evidence_constraints(store, predicate, compiler.positions, n, mention_names)
     # hard formulas and evidence: must-link / cannot-link indicator quantities
     must = _indicator_terms(n, ma, mb)
@@ -294,6 +302,16 @@ def build_cluster_model(
         cannot.sparse.data[:] = 1.0
         hard_cannot_q = len(quantities)
         quantities.append(Quantity("cannot-link", cannot, 0.0, kind="cannot"))
+    truth_q = -1
+    gold = None
+    if truth:
+        la, lb, lt = _labels(store, predicate, compiler.positions)
+        keep = lt == 1
+        g = sp.coo_matrix((np.ones(int(keep.sum())), (la[keep], lb[keep])), shape=(n, n))
+        _, gold = connected_components(g, directed=False)
+        gold = gold.astype(np.int64)
+        truth_q = len(quantities)
+        quantities.append(Quantity("training truth", _cluster_indicator(gold), 0.0, kind="truth"))
     arrays = assemble_arrays(n, quantities, compiled_sf, hard_must_q, hard_cannot_q)
     # initial clustering: singletons, with must-linked mentions together
     g = sp.coo_matrix((np.ones(len(ma)), (ma, mb)), shape=(n, n))
@@ -307,7 +325,37 @@ def build_cluster_model(
         initial_labels=initial.astype(np.int64),
         stats={"mentions": n, "pair_features": sum(q.kind == "feature" for q in quantities),
                "set_features": len(compiled_sf), "linked_pairs": int((arrays.indptr[-1]) // 2)},
+        truth_q=truth_q, gold_labels=gold,
     )
+
+
+def _labels(store: EvidenceStore, predicate: str, positions: np.ndarray):
+    """Training labels of the predicate as mention positions and truth."""
+    args, truth = store.labels.get(predicate, (np.zeros((0, 2), np.int32), np.zeros(0, np.int8)))
+    a = positions[np.asarray(args[:, 0], np.int64)] if len(args) else np.zeros(0, np.int64)
+    b = positions[np.asarray(args[:, 1], np.int64)] if len(args) else np.zeros(0, np.int64)
+    t = np.asarray(truth, np.int64)
+    ok = (a >= 0) & (b >= 0) & (a != b)
+    return a[ok], b[ok], t[ok]
+
+
+def _cluster_indicator(labels: np.ndarray) -> PairTerms:
+    """Indicator of ordered pairs of distinct mentions sharing a label."""
+    n = len(labels)
+    order = np.argsort(labels, kind="stable")
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    rows, cols = [], []
+    for part in np.split(order, bounds):
+        if len(part) > 1:
+            r, c = np.meshgrid(part, part, indexing="ij")
+            keep = r != c
+            rows.append(r[keep])
+            cols.append(c[keep])
+    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    # both orders: the assembled value of a pair is 2, as ordered pairs count
+    m = sp.coo_matrix((np.ones(len(r)), (r, c)), shape=(n, n)).tocsr()
+    return PairTerms(n, [], m)
 
 
 def assemble_arrays(n: int, quantities: list[Quantity], compiled_sf, hard_must_q: int, hard_cannot_q: int

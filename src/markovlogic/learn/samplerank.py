@@ -1,0 +1,518 @@
+"""SampleRank (Culotta's thesis, Algorithm 4): learning weights from the
+ranking of neighbouring worlds that the Metropolis-Hastings chain visits.
+
+For each proposal ``y -> y'`` the chain evaluates anyway, the feature change
+``dphi = Phi(y') - Phi(y)`` and the change of a loss against the training
+truth are known. When the model ranks the two worlds against the loss (or
+within the margin), the weights move toward the better one:
+
+* ``perceptron``: ``theta += rate * g`` when ``theta . g <= 0``, with ``g``
+  the feature difference better minus worse;
+* ``mira``: the smallest change that makes ``theta . g >= margin`` (one
+  constraint, closed form, step clipped at ``C``);
+* ``mira++``: MIRA with two more constraints, the truth ranked above both
+  worlds by the margin, solved by Hildreth's method.
+
+The next state follows the model (MH acceptance at the chain's temperature;
+Culotta's "predicted") or the loss ("truth"). The returned weights are the
+average over all steps. Losses over an equivalence predicate: ``hamming``
+(pairs wrong), ``pairwise-f1`` (1 - F1 over co-clustered pairs) and ``b3``
+(1 - B-cubed F1); all are computed incrementally from the clusters a
+proposal changes.
+
+Parameters are per formula (a formula whose CNF has several clauses is split
+into them first, as the other learners do) and per set-level feature;
+relation, must-link and truth quantities carry no parameter.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numba as nb
+import numpy as np
+
+from ..errors import LearningError, OptionError
+from ..cluster.chain import _accept, apply_proposal, propose, seed_rng
+from ..cluster.kernels import feature_vector, members
+from ..cluster.model import ClusterModel
+
+LOSSES = {"hamming": 0, "pairwise-f1": 1, "b3": 2}
+UPDATES = {"perceptron": 0, "mira": 1, "mira++": 2}
+ACCEPT = {"model": 0, "loss": 1}
+
+
+@dataclass
+class SampleRankOptions:
+    """Options of SampleRank (``mln learn --method samplerank``)."""
+
+    loss: str = "pairwise-f1"
+    update: str = "mira"
+    steps: int | None = None          # proposals per training world per epoch (default 100 * n)
+    epochs: int = 5
+    temperature: float = 1.0
+    accept: str = "model"
+    margin: float = 1.0
+    C: float = 1.0                    # MIRA's largest step
+    learning_rate: float = 1.0        # perceptron
+    average: bool = True
+    proposals: tuple[float, float, float, float, float] = (0.15, 0.1, 0.25, 0.25, 0.25)
+    seed: int = 0
+    max_seconds: float | None = None
+    trace_every: int | None = None    # record the loss every this many steps (default steps // 50)
+
+    def check(self) -> "SampleRankOptions":
+        if self.loss not in LOSSES:
+            raise OptionError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        if self.update not in UPDATES:
+            raise OptionError(f"unknown update {self.update!r}; choose one of {', '.join(UPDATES)}")
+        if self.accept not in ACCEPT:
+            raise OptionError(f"accept must be one of {', '.join(ACCEPT)}, got {self.accept!r}")
+        for name in ("steps", "trace_every"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise OptionError(f"{name} must be a positive integer, got {v!r}")
+        if isinstance(self.epochs, bool) or not isinstance(self.epochs, (int, np.integer)) or self.epochs < 1:
+            raise OptionError(f"epochs must be a positive integer, got {self.epochs!r}")
+        for name in ("margin", "C", "learning_rate"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise OptionError(f"{name} must be a positive number, got {v!r}")
+        if not (np.isfinite(self.temperature) and self.temperature >= 0):
+            raise OptionError(f"temperature must be >= 0, got {self.temperature!r}")
+        p = np.asarray(self.proposals, dtype=np.float64)
+        if p.shape != (5,) or (p < 0).any() or p.sum() <= 0:
+            raise OptionError("proposals must be 5 non-negative probabilities, not all zero")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise OptionError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.max_seconds is not None and not (self.max_seconds > 0):
+            raise OptionError(f"max_seconds must be positive, got {self.max_seconds!r}")
+        return self
+
+
+@dataclass
+class Parameters:
+    """How the learned parameters ``theta`` set the kernel weights:
+    ``w_q[q] = theta[q_param[q]] * q_coef[q]`` and ``w_sf[j] = theta[sf_param[j]]``
+    (index -1: no parameter, weight kept)."""
+
+    names: list[str]
+    q_param: np.ndarray
+    q_coef: np.ndarray
+    sf_param: np.ndarray
+    learnable: np.ndarray     # bool per parameter (False: fixed '@')
+    initial: np.ndarray
+
+
+@dataclass
+class SampleRankResult:
+    theta: np.ndarray
+    parameters: Parameters
+    trace: list[dict] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- kernels
+
+@nb.njit(cache=True)
+def _b3_part(st, mem, k, gold, gsize, cnt):
+    """(precision sum, recall sum) of B-cubed over the mentions ``mem[:k]``
+    forming one cluster."""
+    if k == 0:
+        return 0.0, 0.0
+    for t in range(k):
+        cnt[gold[mem[t]]] += 1
+    p = 0.0
+    r = 0.0
+    for t in range(k):
+        g = gold[mem[t]]
+        p += cnt[g] / k
+        r += cnt[g] / gsize[g]
+    for t in range(k):
+        cnt[gold[mem[t]]] = 0
+    return p, r
+
+
+@nb.njit(cache=True)
+def _b3_change(st, prop, gold, gsize, cnt, mbuf):
+    """Change of the B-cubed precision and recall sums by the evaluated
+    proposal ``prop`` (before it is applied)."""
+    kind = prop[0]
+    dp = 0.0
+    dr = 0.0
+    if kind == 0 or kind == 3:                      # merge A, B
+        A = prop[1]
+        B = prop[2]
+        ka = members(st, A, mbuf)
+        p, r = _b3_part(st, mbuf, ka, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        kb = members(st, B, mbuf[ka:])
+        p, r = _b3_part(st, mbuf[ka:], kb, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        p, r = _b3_part(st, mbuf, ka + kb, gold, gsize, cnt)
+        dp += p
+        dr += r
+    elif kind == 1:                                 # split C by st.side
+        C = prop[1]
+        k = members(st, C, mbuf)
+        p, r = _b3_part(st, mbuf, k, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        k0 = 0
+        for t in range(k):
+            if st.side[mbuf[t]] == 0:
+                tmp = mbuf[k0]
+                mbuf[k0] = mbuf[t]
+                mbuf[t] = tmp
+                k0 += 1
+        p, r = _b3_part(st, mbuf, k0, gold, gsize, cnt)
+        dp += p
+        dr += r
+        p, r = _b3_part(st, mbuf[k0:], k - k0, gold, gsize, cnt)
+        dp += p
+        dr += r
+    else:                                           # move i to B
+        i = prop[3]
+        A = prop[1]
+        B = prop[2]
+        ka = members(st, A, mbuf)
+        p, r = _b3_part(st, mbuf, ka, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        k2 = 0
+        for t in range(ka):
+            if mbuf[t] != i:
+                mbuf[k2] = mbuf[t]
+                k2 += 1
+        p, r = _b3_part(st, mbuf, k2, gold, gsize, cnt)
+        dp += p
+        dr += r
+        kb = 0
+        if B >= 0:
+            kb = members(st, B, mbuf)
+            p, r = _b3_part(st, mbuf, kb, gold, gsize, cnt)
+            dp -= p
+            dr -= r
+        mbuf[kb] = i
+        p, r = _b3_part(st, mbuf, kb + 1, gold, gsize, cnt)
+        dp += p
+        dr += r
+    return dp, dr
+
+
+@nb.njit(cache=True)
+def _pairs_change(st, sc, prop):
+    """Change of the number of ordered co-clustered pairs."""
+    kind = prop[0]
+    if kind == 0 or kind == 3:
+        return 2.0 * st.size[prop[1]] * st.size[prop[2]]
+    if kind == 1:
+        return -2.0 * sc.size[0] * sc.size[1]
+    A = prop[1]
+    B = prop[2]
+    sb = 0.0 if B < 0 else float(st.size[B])
+    return 2.0 * (sb - (st.size[A] - 1.0))
+
+
+@nb.njit(cache=True)
+def _loss(kind, tp, pp, gp, b3p, b3r, n):
+    if kind == 0:
+        return pp + gp - 2.0 * tp
+    if kind == 1:
+        if pp + gp <= 0.0:
+            return 0.0
+        return 1.0 - 2.0 * tp / (pp + gp)
+    P = b3p / n
+    R = b3r / n
+    if P + R <= 0.0:
+        return 1.0
+    return 1.0 - 2.0 * P * R / (P + R)
+
+
+@nb.njit(cache=True)
+def _to_theta(md, dphi, q_param, q_coef, sf_param, out):
+    for k in range(len(out)):
+        out[k] = 0.0
+    Q = md.n_q
+    for q in range(Q):
+        k = q_param[q]
+        if k >= 0:
+            out[k] += q_coef[q] * dphi[q]
+    for j in range(len(md.sf_kind)):
+        k = sf_param[j]
+        if k >= 0:
+            out[k] += dphi[Q + j]
+
+
+@nb.njit(cache=True)
+def _set_weights(md, theta, q_param, q_coef, sf_param):
+    for q in range(md.n_q):
+        k = q_param[q]
+        if k >= 0:
+            md.w_q[q] = theta[k] * q_coef[q]
+    for j in range(len(md.sf_kind)):
+        k = sf_param[j]
+        if k >= 0:
+            md.w_sf[j] = theta[k]
+
+
+@nb.njit(cache=True)
+def _dot(a, b):
+    s = 0.0
+    for k in range(len(a)):
+        s += a[k] * b[k]
+    return s
+
+
+@nb.njit(cache=True)
+def _hildreth(theta, G, margins, C, iters):
+    """theta <- argmin ||theta' - theta||^2 s.t. theta' . G[i] >= margins[i]
+    (dual coordinate ascent, multipliers in [0, C])."""
+    m = G.shape[0]
+    alpha = np.zeros(m)
+    for _ in range(iters):
+        changed = False
+        for i in range(m):
+            nn = _dot(G[i], G[i])
+            if nn <= 0.0:
+                continue
+            a_new = alpha[i] + (margins[i] - _dot(theta, G[i])) / nn
+            a_new = min(max(a_new, 0.0), C)
+            da = a_new - alpha[i]
+            if da != 0.0:
+                changed = True
+                alpha[i] = a_new
+                for k in range(len(theta)):
+                    theta[k] += da * G[i, k]
+        if not changed:
+            break
+
+
+@nb.njit(cache=True)
+def samplerank_run(md, st, sc, probs, n_steps, temp, update, loss_kind, accept_kind, margin, C, rate,
+                   theta, theta_sum, learnable, q_param, q_coef, sf_param, truth_q, gold, gsize, counts,
+                   phi_cur, phi_gold, trace_every, trace, stats):
+    """``n_steps`` SampleRank steps. ``counts`` (float64[5]): TP, predicted and
+    gold ordered pairs, B-cubed precision and recall sums of the current
+    state, kept up to date. ``trace`` receives the loss every
+    ``trace_every`` steps. Returns the number of trace rows written."""
+    n = md.n
+    cum = np.cumsum(probs)
+    prop = np.zeros(5, np.int64)
+    D = len(theta)
+    g = np.zeros(D)
+    dth = np.zeros(D)
+    G = np.zeros((3, D))
+    margins = np.zeros(3)
+    cnt = np.zeros(max(1, gsize.shape[0]), np.int64)
+    mbuf = np.zeros(n + 1, np.int64)
+    rows = 0
+    for it in range(n_steps):
+        d, logq = propose(md, st, sc, probs, cum, prop)
+        stats[0] += 1
+        if not np.isnan(d) and d != -np.inf:
+            dtp = sc.dphi[truth_q]
+            dpp = _pairs_change(st, sc, prop)
+            db3p = 0.0
+            db3r = 0.0
+            if loss_kind == 2:
+                db3p, db3r = _b3_change(st, prop, gold, gsize, cnt, mbuf)
+            old = _loss(loss_kind, counts[0], counts[1], counts[2], counts[3], counts[4], n)
+            new = _loss(loss_kind, counts[0] + dtp, counts[1] + dpp, counts[2], counts[3] + db3p,
+                        counts[4] + db3r, n)
+            dloss = new - old
+            _to_theta(md, sc.dphi, q_param, q_coef, sf_param, dth)
+            for k in range(D):
+                if not learnable[k]:
+                    dth[k] = 0.0
+            if abs(dloss) > 1e-12:
+                sign = 1.0 if dloss < 0.0 else -1.0
+                for k in range(D):
+                    g[k] = sign * dth[k]
+                m = _dot(theta, g)
+                nn = _dot(g, g)
+                if nn > 0.0:
+                    if update == 0:
+                        if m <= 0.0:
+                            for k in range(D):
+                                theta[k] += rate * g[k]
+                            stats[1] += 1
+                    elif update == 1:
+                        if m < margin:
+                            tau = min(C, (margin - m) / nn)
+                            for k in range(D):
+                                theta[k] += tau * g[k]
+                            stats[1] += 1
+                    else:
+                        if m < margin or _dot(theta, phi_gold) - _dot(theta, phi_cur) < margin:
+                            # better / worse worlds' features: phi_cur (+ dth for y')
+                            for k in range(D):
+                                G[0, k] = g[k]
+                                if dloss < 0.0:
+                                    G[1, k] = phi_gold[k] - (phi_cur[k] + dth[k])
+                                    G[2, k] = phi_gold[k] - phi_cur[k]
+                                else:
+                                    G[1, k] = phi_gold[k] - phi_cur[k]
+                                    G[2, k] = phi_gold[k] - (phi_cur[k] + dth[k])
+                                if not learnable[k]:
+                                    G[1, k] = 0.0
+                                    G[2, k] = 0.0
+                            margins[0] = margin
+                            margins[1] = margin
+                            margins[2] = margin
+                            _hildreth(theta, G, margins, C, 50)
+                            stats[1] += 1
+                    _set_weights(md, theta, q_param, q_coef, sf_param)
+                    # the weights changed: the model's score change of this proposal
+                    d = 0.0
+                    for q in range(md.n_q):
+                        d += md.w_q[q] * sc.dphi[q]
+                    for j in range(len(md.sf_kind)):
+                        d += md.w_sf[j] * sc.dphi[md.n_q + j]
+            take = False
+            if accept_kind == 0:
+                take = _accept(d, logq, temp)
+            else:
+                take = dloss < 0.0 or (dloss == 0.0 and np.random.random() < 0.5)
+            if take:
+                apply_proposal(md, st, sc, prop)
+                stats[2] += 1
+                counts[0] += dtp
+                counts[1] += dpp
+                counts[3] += db3p
+                counts[4] += db3r
+                for k in range(D):
+                    phi_cur[k] += dth[k]
+        for k in range(D):
+            theta_sum[k] += theta[k]
+        if trace_every > 0 and (it + 1) % trace_every == 0 and rows < trace.shape[0]:
+            trace[rows, 0] = it + 1
+            trace[rows, 1] = _loss(loss_kind, counts[0], counts[1], counts[2], counts[3], counts[4], n)
+            rows += 1
+    return rows
+
+
+# ---------------------------------------------------------------- driver
+
+def parameters_of(model: ClusterModel, mln) -> Parameters:
+    """One parameter per formula with a pair feature and per set-level
+    feature; initial values from the model's weights."""
+    names: list[str] = []
+    keys: dict = {}
+    Q = model.arrays.n_q
+    q_param = np.full(Q, -1, np.int64)
+    q_coef = np.zeros(Q)
+    initial: list[float] = []
+    learnable: list[bool] = []
+    for q, qty in enumerate(model.quantities):
+        if qty.kind != "feature" or qty.formula < 0:
+            continue
+        key = ("formula", qty.formula)
+        if key not in keys:
+            keys[key] = len(names)
+            decl = mln.formulas[qty.formula]
+            names.append(qty.name)
+            initial.append(float(decl.weight) if decl.weight is not None else 0.0)
+            learnable.append(not decl.fixed)
+        k = keys[key]
+        q_param[q] = k
+        # w_q = theta * coef: the template's sign (formulas are split into clauses
+        # before learning, so each template carries its formula's whole weight)
+        q_coef[q] = qty.sign
+    J = len(model.arrays.sf_kind)
+    sf_param = np.full(J, -1, np.int64)
+    for j, f in enumerate(model.set_features):
+        sf_param[j] = len(names)
+        names.append(f.spec.describe())
+        initial.append(float(f.weight))
+        learnable.append(not f.spec.fixed)
+    return Parameters(names, q_param, q_coef, sf_param, np.array(learnable, bool), np.array(initial, np.float64))
+
+
+def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRankOptions | None = None,
+               callback=None) -> SampleRankResult:
+    """Learn ``theta`` on the training worlds ``models`` (each built with
+    ``truth=True``)."""
+    opt = (options or SampleRankOptions()).check()
+    if not models:
+        raise LearningError("no training world given")
+    for m in models:
+        if m.truth_q < 0:
+            raise LearningError("SampleRank needs training truth: build the models with truth=True")
+    probs = np.asarray(opt.proposals, np.float64)
+    probs = probs / probs.sum()
+    theta = params.initial.copy()
+    theta_sum = np.zeros_like(theta)
+    seed_rng(int(opt.seed))
+    D = len(theta)
+    total_steps = 0
+    trace: list[dict] = []
+    stats = np.zeros(3, np.int64)
+    start = time.perf_counter()
+    timed_out = False
+    states = []
+    for m in models:
+        md = m.arrays._replace(w_q=m.arrays.w_q.copy(), w_sf=m.arrays.w_sf.copy())
+        st, sc = m.new_state()
+        gold = m.gold_labels.astype(np.int64)
+        gsize = np.bincount(gold).astype(np.float64)
+        phi_q = np.zeros(md.n_q + len(md.sf_kind))
+        feature_vector(md, st, sc.wq, phi_q)
+        phi_cur = np.zeros(D)
+        _to_theta(md, phi_q, params.q_param, params.q_coef, params.sf_param, phi_cur)
+        stg, scg = m.new_state(gold)
+        feature_vector(md, stg, scg.wq, phi_q)
+        phi_gold = np.zeros(D)
+        _to_theta(md, phi_q, params.q_param, params.q_coef, params.sf_param, phi_gold)
+        gp = float(np.sum(gsize * (gsize - 1)))
+        sizes = np.bincount(m.initial_labels)
+        pp = float(np.sum(sizes * (sizes - 1.0)))
+        # TP of the initial state: its within sum of the truth quantity
+        phi0 = np.zeros(md.n_q + len(md.sf_kind))
+        feature_vector(md, st, sc.wq, phi0)
+        tp = float(phi0[m.truth_q])
+        b3p, b3r = _b3_initial(m.initial_labels, gold, gsize)
+        counts = np.array([tp, pp, gp, b3p, b3r])
+        states.append((m, md, st, sc, gold, gsize, counts, phi_cur, phi_gold))
+    for epoch in range(opt.epochs):
+        for w_i, (m, md, st, sc, gold, gsize, counts, phi_cur, phi_gold) in enumerate(states):
+            _set_weights(md, theta, params.q_param, params.q_coef, params.sf_param)
+            steps = opt.steps if opt.steps is not None else 100 * max(m.n, 1)
+            every = opt.trace_every or max(1, steps // 50)
+            tr = np.zeros((steps // every + 1, 2))
+            rows = samplerank_run(
+                md, st, sc, probs, steps, float(opt.temperature), UPDATES[opt.update], LOSSES[opt.loss],
+                ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate),
+                theta, theta_sum, params.learnable, params.q_param, params.q_coef, params.sf_param,
+                m.truth_q, gold, gsize, counts, phi_cur, phi_gold, every, tr, stats)
+            for r in range(rows):
+                trace.append({"epoch": epoch + 1, "world": w_i, "step": total_steps + int(tr[r, 0]),
+                              "loss": float(tr[r, 1])})
+            total_steps += steps
+            if callback is not None:
+                callback(epoch + 1, theta.copy(), trace[-1]["loss"] if trace else None)
+            if opt.max_seconds is not None and time.perf_counter() - start > opt.max_seconds:
+                timed_out = True
+                break
+        if timed_out:
+            break
+    final = theta_sum / max(total_steps, 1) if opt.average else theta.copy()
+    final[~params.learnable] = params.initial[~params.learnable]
+    info = {"steps": int(total_steps), "updates": int(stats[1]), "accepted": int(stats[2]),
+            "seconds": time.perf_counter() - start, "timed_out": timed_out,
+            "final_train_loss": trace[-1]["loss"] if trace else None}
+    return SampleRankResult(final, params, trace, info)
+
+
+def _b3_initial(labels: np.ndarray, gold: np.ndarray, gsize: np.ndarray) -> tuple[float, float]:
+    """B-cubed precision and recall sums of a clustering."""
+    labels = np.asarray(labels)
+    key = labels.astype(np.int64) * (gold.max() + 1) + gold
+    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    csize = np.bincount(labels)
+    inter = cnt[inv].astype(np.float64)
+    return float(np.sum(inter / csize[labels])), float(np.sum(inter / gsize[gold]))
