@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from .model import MLN, Database
 
-MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact")
+MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact", "mh", "agglomerative")
+CLUSTER_METHODS = ("mh", "agglomerative")    # inference over clusterings (cluster/api.py)
 
 
 def _atom_arguments(net: GroundNetwork, atoms: np.ndarray) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -198,6 +199,11 @@ def map_inference(
     """
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
+    if method in CLUSTER_METHODS:
+        from .cluster.api import cluster_map
+
+        return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                           closed=closed, open_=open_, db_path=db_path, **options)
     hard_weight = options.pop("hard_weight", None)
     if hard_weight is not None:
         if method == "cpi":
@@ -269,6 +275,12 @@ def marginal_inference(
 ) -> Marginals:
     """P(atom = true | evidence) for every query atom."""
     from .infer.marginals import check_options, solve_marginals
+
+    if method == "mh":
+        from .cluster.api import cluster_marginals
+
+        return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                 closed=closed, open_=open_, db_path=db_path, **options)
 
     check_options(method, options)
 

@@ -225,13 +225,16 @@ def build_cluster_model(
     db_path: str | None = None,
     max_sparse: int | None = None,
     truth: bool = False,
+    other_queries: Sequence[str] = (),
 ) -> ClusterModel:
     """Compile ``mln`` and the evidence for inference over clusterings of the
     equivalence predicate ``predicate``. With ``truth``, the listed atoms of
     the predicate are training labels (closed world: unlisted pairs are
     different), not evidence: their clusters (the transitive closure of the
     true atoms) are ``gold_labels`` and a quantity counts the co-clustered
-    pairs they link (for learning)."""
+    pairs they link (for learning). ``other_queries``: query predicates
+    clustered by their own models; a formula over one of them and this
+    predicate is refused, one over them alone is theirs."""
     from ..logic.cnf import compile_mln
     from .setfeatures import compile_set_features, declared_set_features
 
@@ -255,10 +258,19 @@ def build_cluster_model(
     quantities: list[Quantity] = []
     must_terms: list[PairTerms] = []
     cannot_terms: list[PairTerms] = []
+    other_queries = set(other_queries)
     for i, t in enumerate(templates):
         preds = [lit.atom.predicate for lit in t.literals]
         mine = sum(p == predicate for p in preds)
+        linked = [p for p in preds if p in other_queries]
+        if mine and linked:
+            raise MLNSemanticError(
+                f"{describe(t)}: links {predicate} with the query predicate {linked[0]}; inference over "
+                "clusterings handles one equivalence predicate per formula (query them one at a time, or "
+                "use cpi for the joint model)")
         if mine == 0:
+            if linked:
+                continue
             others = [p for p in preds if store.preds[p].query or not store.preds[p].closed]
             if others:
                 raise MLNSemanticError(

@@ -260,7 +260,7 @@ def compile_set_features(specs, store, compiler, mln, describe):
             if spec.op is not None and spec.kind != "count":
                 raise _err(spec, f"{spec.kind} is already true or false; a comparison applies to count")
             terms = _relation(spec, compiler, mln, store)
-            arg = ("relation", len(extra))
+            arg = ("relation", sum(q.kind == "relation" for q in extra))
             extra.append(Quantity(f"{spec.describe()} condition", terms, 0.0, kind="relation"))
         elif spec.kind in ("max", "min"):
             if len(spec.variables) != 2 or spec.term is None:
