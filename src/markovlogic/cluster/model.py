@@ -49,6 +49,7 @@ class Quantity:
     formula: int = -1
     kind: str = "feature"        # feature, relation, numeric, listed, must, cannot, truth
     sign: float = 1.0            # +1: the formula's literal of the predicate is positive
+    scale: float = 1.0           # the clause's share of its formula's weight (weight_scale)
 
 
 @dataclass
@@ -292,7 +293,8 @@ def build_cluster_model(
             (must_terms if sign > 0 else cannot_terms).append(terms)
             continue
         quantities.append(Quantity(name=describe(t), terms=terms, weight=float(t.weight or 0.0) * sign,
-                                   template=i, formula=t.formula_index, sign=float(sign)))
+                                   template=i, formula=t.formula_index, sign=float(sign),
+                                   scale=float(t.weight_scale)))
     (ma, mb), (ca, cb), comp = _evidence_constraints(store, predicate, compiler.positions, n, mention_names)
     # hard formulas and evidence: must-link / cannot-link indicator quantities
     must = _indicator_terms(n, ma, mb)

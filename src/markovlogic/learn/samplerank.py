@@ -420,9 +420,9 @@ def parameters_of(model: ClusterModel, mln) -> Parameters:
             learnable.append(not decl.fixed)
         k = keys[key]
         q_param[q] = k
-        # w_q = theta * coef: the template's sign (formulas are split into clauses
-        # before learning, so each template carries its formula's whole weight)
-        q_coef[q] = qty.sign
+        # w_q = theta * coef: the template's sign and its share of the formula's
+        # weight (1 once formulas are split into clauses, as learning does)
+        q_coef[q] = qty.sign * qty.scale
     J = len(model.arrays.sf_kind)
     sf_param = np.full(J, -1, np.int64)
     for j, f in enumerate(model.set_features):
@@ -516,3 +516,85 @@ def _b3_initial(labels: np.ndarray, gold: np.ndarray, gsize: np.ndarray) -> tupl
     csize = np.bincount(labels)
     inter = cnt[inv].astype(np.float64)
     return float(np.sum(inter / csize[labels])), float(np.sum(inter / gsize[gold]))
+
+
+# ---------------------------------------------------------------- models
+
+def learn_samplerank_model(mln, dbs, *, query_predicates=None, multiple_databases: bool = False,
+                           seed: int = 0, callback=None, options: SampleRankOptions | None = None):
+    """SampleRank on training databases: a ``LearnedModel`` (learn/api.py) whose
+    MLN carries the learned weights of the formulas over the equivalence
+    predicate and of the set-level features. Formulas with several CNF clauses
+    are split into them first (one weight per clause, as Alchemy learns)."""
+    from dataclasses import replace
+
+    from ..cluster.api import cluster_predicates
+    from ..cluster.model import build_cluster_model
+    from ..ground.network import WeightParam
+    from ..lang.ast import Query
+    from ..model import Database
+    from .api import LearnedModel, _merge
+    from .output import split_clauses
+    from .result import LearnResult, TraceRow
+
+    opt = options or SampleRankOptions()
+    opt = replace(opt, seed=seed) if seed != opt.seed else opt
+    opt.check()
+    if isinstance(dbs, Database):
+        dbs = [dbs]
+    if not dbs:
+        raise LearningError("no training database given")
+    if isinstance(query_predicates, str):
+        query_predicates = [q.strip() for q in query_predicates.split(",") if q.strip()]
+    queries = [Query(q) for q in query_predicates] if query_predicates else None
+    preds = cluster_predicates(mln, queries)
+    if len(preds) != 1:
+        raise LearningError(f"SampleRank learns one equivalence predicate at a time; got {', '.join(preds)} "
+                            "(name one with --ne)")
+    pred = preds[0]
+    start = time.perf_counter()
+    clausal = split_clauses(mln)
+    cm = clausal.mln
+    if hasattr(mln, "set_features"):
+        cm.set_features = list(mln.set_features)
+    worlds = list(dbs) if multiple_databases else [_merge(dbs)]
+    models = [build_cluster_model(cm, db, pred, truth=True) for db in worlds]
+    params = parameters_of(models[0], cm)
+    ground_seconds = time.perf_counter() - start
+    res = samplerank(models, params, opt, callback=callback)
+    learn_seconds = time.perf_counter() - start - ground_seconds
+    learned = _with_weights(cm, models[0], params, res.theta)
+    text = learned.to_string()
+    info = tuple(WeightParam(name=nm, formula_index=-1, fixed=not params.learnable[k])
+                 for k, nm in enumerate(params.names))
+    trace = [TraceRow(iteration=r["step"], objective=r["loss"], params=res.theta, info={"epoch": r["epoch"]})
+             for r in res.trace]
+    result = LearnResult(params=res.theta, param_info=info, method="samplerank",
+                         objective_name=f"training loss ({opt.loss})", trace=trace,
+                         iterations=int(res.stats["steps"]), converged=False, seconds=learn_seconds,
+                         stats=dict(res.stats))
+    return LearnedModel(mln=learned, text=text, result=result, query_predicates=[pred], networks=[],
+                        ground_seconds=ground_seconds, learn_seconds=learn_seconds)
+
+
+def _with_weights(mln, model: ClusterModel, params: Parameters, theta: np.ndarray):
+    """``mln`` with the learned weights on its formulas and set-level features."""
+    from dataclasses import replace
+
+    from ..model import MLN
+
+    formulas = list(mln.formulas)
+    for q, qty in enumerate(model.quantities):
+        k = params.q_param[q]
+        if k >= 0 and qty.formula >= 0:
+            formulas[qty.formula] = replace(formulas[qty.formula], weight=float(round(theta[k], 6)))
+    features = list(getattr(mln, "set_features", []))
+    for j, f in enumerate(model.set_features):
+        k = params.sf_param[j]
+        if k >= 0 and f.spec in features:
+            features[features.index(f.spec)] = replace(f.spec, weight=float(round(theta[k], 6)))
+    out = MLN(types=dict(mln.types), predicates=dict(mln.predicates), functions=dict(mln.functions),
+              formulas=formulas)
+    if features:
+        out.set_features = features
+    return out
