@@ -13,6 +13,7 @@ from pathlib import Path
 from .lang.ast import (
     EvidenceAtom,
     FormulaDecl,
+    SetFeature,
     FunctionDecl,
     FunctionValue,
     PredicateDecl,
@@ -31,6 +32,7 @@ class MLN:
     predicates: dict[str, PredicateDecl] = field(default_factory=dict)
     functions: dict[str, FunctionDecl] = field(default_factory=dict)
     formulas: list[FormulaDecl] = field(default_factory=list)
+    set_features: list[SetFeature] = field(default_factory=list)
 
     # ------------------------------------------------------------ reading
     @classmethod

@@ -305,7 +305,7 @@ def build_cluster_model(
         cannot.sparse = (cannot.sparse + (t_.sparse > 0).astype(np.float64)).tocsr()
     # set-level features: declared in the MLN and given from Python
     specs = list(declared_set_features(mln, predicate)) + list(set_features)
-    compiled_sf, extra_q = compile_set_features(specs, store, compiler, mln, describe)
+    compiled_sf, extra_q = compile_set_features(specs, store, compiler, mln, describe, allow_unweighted=truth)
     quantities.extend(extra_q)
     hard_must_q = hard_cannot_q = -1
     if must.sparse.nnz:

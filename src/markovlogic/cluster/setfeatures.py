@@ -30,13 +30,13 @@ existential ("some title t with Title(x, t) and Title(y, t)"); a leading
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import MLNSemanticError
-from ..lang.ast import And, Atom, Compare, Const, Formula, Func, Not, Pos, Term, Var
+from ..lang.ast import And, Atom, Compare, Formula, Not, SetFeature, Var
 from ..logic.clauses import Comparison, Literal
 from ..store.constants import constant_number, constant_value
 from .kernels import (
@@ -49,36 +49,6 @@ KINDS = {"all": SF_ALL, "some": SF_SOME, "most": SF_MOST, "most_not": SF_MOST_NO
          "max": SF_MAX, "min": SF_MIN, "size": SF_SIZE, "distinct": SF_DISTINCT}
 OPS = {None: OP_NONE, "=": OP_EQ, "<": OP_LT, ">": OP_GT, "<=": OP_LE, ">=": OP_GE, "!=": OP_NE}
 PAIR_KINDS = ("all", "some", "most", "most_not", "count")
-
-
-@dataclass(frozen=True)
-class SetFeature:
-    """A set-level feature (from a ``.mln`` file or built in Python).
-
-    ``variables``: the pair variables ``(x, y)`` for pair kinds, ``max`` and
-    ``min``; the member variable ``(x,)`` for ``distinct``; ``()`` for
-    ``size``. ``body``: the pair condition ``F`` (pair kinds) or the attribute
-    formula (``distinct``: e.g. ``Venue(x, v)``, with ``value_var="v"``).
-    ``term``: the numeric pair term of ``max``/``min``. ``op``/``threshold``:
-    an optional comparison of the value (``size`` and ``distinct`` and
-    ``max``/``min`` and ``count``).
-    """
-
-    kind: str
-    predicate: str
-    weight: float | None = None
-    variables: tuple[str, ...] = ()
-    body: Formula | None = None
-    term: Term | None = None
-    value_var: str | None = None
-    op: str | None = None
-    threshold: float | None = None
-    fixed: bool = False
-    pos: Pos | None = field(default=None, compare=False)
-
-    def describe(self) -> str:
-        where = f"{self.pos.file}:{self.pos.line}: " if self.pos is not None else ""
-        return f"{where}set-level feature {self.kind}({', '.join(self.variables)} in {self.predicate})"
 
 
 @dataclass
@@ -99,7 +69,7 @@ def declared_set_features(mln, predicate: str) -> list[SetFeature]:
 def _err(spec: SetFeature, message: str) -> MLNSemanticError:
     pos = spec.pos
     where = dict(file=pos.file, line=pos.line, column=pos.column) if pos is not None else {}
-    return MLNSemanticError(f"{spec.describe()}: {message}", **where)
+    return MLNSemanticError(f"{spec.describe(where=pos is None)}: {message}", **where)
 
 
 def _conjuncts(f: Formula) -> list[Formula]:
@@ -233,7 +203,7 @@ def _attribute(spec: SetFeature, compiler, mln, store) -> tuple[np.ndarray, np.n
     return np.cumsum(indptr), inv[order].astype(np.int64), len(vals)
 
 
-def compile_set_features(specs, store, compiler, mln, describe):
+def compile_set_features(specs, store, compiler, mln, describe, allow_unweighted: bool = False):
     """``(compiled features, extra quantities)``: each pair relation and
     numeric term becomes a quantity of weight 0 read by the features."""
     from .model import Quantity
@@ -246,8 +216,9 @@ def compile_set_features(specs, store, compiler, mln, describe):
     for spec in specs:
         if spec.kind not in KINDS:
             raise _err(spec, f"unknown kind {spec.kind!r}; choose one of {', '.join(KINDS)}")
-        if spec.weight is None:
-            raise _err(spec, "a set-level feature needs a weight")
+        if spec.weight is None and not allow_unweighted:
+            raise _err(spec, "a set-level feature needs a weight for inference (weights can be learned: "
+                             "mln learn --method samplerank)")
         if spec.op not in OPS:
             raise _err(spec, f"unknown comparison {spec.op!r}")
         thr = 0.0 if spec.threshold is None else float(spec.threshold)
@@ -282,7 +253,8 @@ def compile_set_features(specs, store, compiler, mln, describe):
             attrs.append(_attribute(spec, compiler, mln, store))
         elif spec.kind == "size":
             arg = ("none", 0)
-        compiled.append(CompiledSetFeature(spec, KINDS[spec.kind], arg, OPS[spec.op], thr, float(spec.weight)))
+        compiled.append(CompiledSetFeature(spec, KINDS[spec.kind], arg, OPS[spec.op], thr,
+                                           float(spec.weight or 0.0)))
     # attributes go along with the compiled list (read by sf_arrays)
     for f in compiled:
         f._attrs = attrs

@@ -169,6 +169,7 @@ class PredicateDecl:
     mutex: tuple[bool, ...]
     closed: bool = False
     pos: Pos | None = _pos()
+    equivalence: bool = False     # ``equivalence P(t, t)``: reflexive, symmetric, transitive
 
     @property
     def arity(self) -> int:
@@ -210,6 +211,47 @@ class FormulaDecl:
     @property
     def has_weight(self) -> bool:
         return self.hard or self.weight is not None
+
+
+@dataclass(frozen=True)
+class SetFeature:
+    """A set-level (aggregate) feature over the clusters of an equivalence
+    predicate (see ``cluster/setfeatures.py`` for the kinds and their values)::
+
+        -1.2  some(x, y in SameBib: jaccard(x, y, Title, HasWordTitle) < 0.2)
+         0.8  all(x, y in SameBib: Title(x, t) ^ Title(y, t))
+        -0.3  min(x, y in SameBib: jaccard(x, y, Author, HasWordAuthor))
+        -0.1  size(SameBib) >= 10
+        -0.4  distinct(v; x in SameBib: Venue(x, v)) >= 3
+
+    ``variables``: the pair ``(x, y)`` (all, some, most, most_not, count,
+    max, min), the member ``(x,)`` (distinct) or ``()`` (size). ``body``: the
+    pair condition or the attribute formula; ``term``: the numeric pair term
+    of max/min; ``value_var``: distinct's counted variable; ``op`` and
+    ``threshold``: an optional comparison of the value.
+    """
+
+    kind: str
+    predicate: str
+    weight: float | None = None
+    variables: tuple[str, ...] = ()
+    body: "Formula | None" = None
+    term: "Term | None" = None
+    value_var: str | None = None
+    op: str | None = None
+    threshold: float | None = None
+    fixed: bool = False
+    pos: Pos | None = _pos()
+
+    def describe(self, where: bool = True) -> str:
+        where = f"{self.pos.file}:{self.pos.line}: " if where and self.pos is not None else ""
+        if self.kind == "size":
+            head = f"size({self.predicate})"
+        elif self.kind == "distinct":
+            head = f"distinct({self.value_var}; {', '.join(self.variables)} in {self.predicate})"
+        else:
+            head = f"{self.kind}({', '.join(self.variables)} in {self.predicate})"
+        return f"{where}set-level feature {head}"
 
 
 # ---------------------------------------------------------------- evidence

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..errors import MarkovLogicError, MLNSemanticError, OptionError
 from ..model import MLN, Database
-from .ast import Atom, Const, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, Var
+from .aggregates import RawAggregate, extract_aggregates, parse_body
+from .ast import And, Atom, Compare, Const, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, SetFeature, Var
 from .checks import analyze_formula, check_database, check_queries
 from .dbfast import parse_db_lines
 from .frontend import frontend
@@ -101,6 +102,7 @@ class MLNBuilder:
         self.predicates: dict[str, PredicateDecl] = {}
         self.functions: dict[str, FunctionDecl] = {}
         self.formulas: list[FormulaDecl] = []
+        self.aggregates: list[RawAggregate] = []
         self.sources = _Sources()
         self._including: list[Path] = []
         self._included: set[Path] = set()
@@ -132,6 +134,8 @@ class MLNBuilder:
 
     def add_text(self, text: str, filename: str, base_dir: Path | None = None) -> None:
         self.sources.add(filename, text)
+        text, aggregates = extract_aggregates(text, filename)
+        self.aggregates.extend(aggregates)
         statements = frontend("mln").parse(text, filename)
         for stmt in statements:
             self.statement(stmt, base_dir)
@@ -183,6 +187,9 @@ class MLNBuilder:
     def _function_decl(self, stmt: RawFunctionDecl) -> None:
         decl = stmt.decl
         pos = decl.pos
+        if decl.return_type == "equivalence":
+            self._equivalence_decl(decl)
+            return
         if decl.name in self.predicates:
             raise _semantic(f"'{decl.name}' is already declared as a predicate", pos)
         old = self.functions.get(decl.name)
@@ -195,6 +202,77 @@ class MLNBuilder:
         for t in (decl.return_type, *decl.arg_types):
             self._ensure_type(t)
         self.functions[decl.name] = decl
+
+    def _equivalence_decl(self, decl: FunctionDecl) -> None:
+        """``equivalence P(t, t)``: a predicate that is an equivalence relation."""
+        pos = decl.pos
+        name = decl.name
+        if len(decl.arg_types) != 2 or decl.arg_types[0] != decl.arg_types[1]:
+            raise _semantic(
+                f"an equivalence predicate takes two arguments of one type; '{name}' has "
+                f"({', '.join(decl.arg_types)})", pos)
+        if name in self.functions:
+            raise _semantic(f"'{name}' is already declared as a function", pos)
+        old = self.predicates.get(name)
+        if old is not None:
+            if old.arg_types != decl.arg_types or any(old.mutex):
+                raise _semantic(f"predicate '{name}' is declared again differently (first at {_where(old.pos)})",
+                                pos)
+            if not old.equivalence:
+                self.predicates[name] = PredicateDecl(name, old.arg_types, old.mutex, closed=old.closed,
+                                                      pos=old.pos, equivalence=True)
+            return
+        self._ensure_type(decl.arg_types[0])
+        self.predicates[name] = PredicateDecl(name, decl.arg_types, (False, False), pos=pos, equivalence=True)
+
+    def _set_feature(self, raw: RawAggregate) -> SetFeature:
+        """Check an aggregate statement against the declarations."""
+        decl = self.predicates.get(raw.predicate)
+        if decl is None:
+            raise _semantic(f"undeclared predicate '{raw.predicate}'", raw.pred_pos)
+        if decl.arity != 2 or decl.arg_types[0] != decl.arg_types[1]:
+            raise _semantic(
+                f"a set-level feature clusters an equivalence predicate; '{raw.predicate}' is not one "
+                f"(it has arguments {', '.join(decl.arg_types) or 'none'})", raw.pred_pos)
+        for word in ("all", "some", "most", "count", "max", "min", "distinct", "size"):
+            if word in self.predicates:
+                raise _semantic(f"'{word}' is declared as a predicate but also starts a set-level feature here; "
+                                "rename the predicate", raw.pos)
+        kind = raw.kind
+        if raw.op is not None and kind in ("all", "some", "most"):
+            raise _semantic(f"{kind}(...) is true or false already; a comparison applies to count, max, min, "
+                            "size and distinct", raw.pos)
+        if raw.weight is not None and (raw.weight != raw.weight or abs(raw.weight) == float("inf")):
+            raise _semantic(f"the weight of a set-level feature must be a finite number, got {raw.weight}", raw.pos)
+        body = term = None
+        typ = decl.arg_types[0]
+        if kind != "size":
+            if kind != "distinct" and (len(raw.variables) != 2 or raw.variables[0] == raw.variables[1]):
+                raise _semantic(f"{kind} ranges over pairs: write two different variables, "
+                                f"{kind}(x, y in {raw.predicate}: ...)", raw.pos)
+            if kind == "distinct" and raw.value_var == raw.variables[0]:
+                raise _semantic("distinct counts a variable other than the member's: distinct(v; x in P: ...)",
+                                raw.pos)
+            body, term = parse_body(raw)
+            # the pair (or member) variables take the predicate's type
+            x = Var(raw.variables[0])
+            y = Var(raw.variables[1]) if kind != "distinct" else x
+            check = body if body is not None else Compare("=", term, Const("0"))
+            check = And(Atom(raw.predicate, (x, y)), check)
+            analysis = analyze_formula(check, self.predicates, self.functions)
+            for type_name, const in analysis.constants:
+                self.add_constant(type_name, const)
+            used = _predicates_in(body) if body is not None else set()
+            if raw.predicate in used:
+                raise _semantic(f"the condition of a set-level feature cannot use {raw.predicate} itself "
+                                "(it is what the clusters decide)", raw.body_pos)
+            if kind == "distinct" and raw.value_var not in analysis.var_types:
+                raise _semantic(f"distinct counts '{raw.value_var}', which the formula after ':' does not use",
+                                raw.body_pos)
+        return SetFeature(
+            kind=kind, predicate=raw.predicate, weight=raw.weight, variables=tuple(raw.variables), body=body,
+            term=term, value_var=raw.value_var, op=raw.op, threshold=raw.threshold, fixed=raw.fixed, pos=raw.pos,
+        )
 
     # -------------------------------------------------------------- formulas
     def _formula(self, stmt: RawFormula) -> None:
@@ -281,12 +359,20 @@ class MLNBuilder:
 
     # -------------------------------------------------------------- result
     def build(self) -> MLN:
+        features = [self._set_feature(raw) for raw in self.aggregates]
         return MLN(
             types={name: tuple(consts) for name, consts in self.types.items()},
             predicates=dict(self.predicates),
             functions=dict(self.functions),
             formulas=list(self.formulas),
+            set_features=features,
         )
+
+
+def _predicates_in(formula) -> set[str]:
+    from .checks import subformulas
+
+    return {f.predicate for f in subformulas(formula) if isinstance(f, Atom)}
 
 
 def _expand_type_items(stmt: RawTypeDecl) -> list[str]:
@@ -344,7 +430,7 @@ def parse_mln_text(text: str, filename: str = "<string>") -> MLN:
     text = text.removeprefix("\ufeff")
     builder = MLNBuilder()
     _guard(builder.sources, builder.add_text, text, filename, None)
-    return builder.build()
+    return _guard(builder.sources, builder.build)
 
 
 def parse_mln_files(paths: list[Path]) -> MLN:
@@ -352,7 +438,7 @@ def parse_mln_files(paths: list[Path]) -> MLN:
     builder = MLNBuilder()
     for path in paths:
         _guard(builder.sources, builder.add_file, Path(path))
-    return builder.build()
+    return _guard(builder.sources, builder.build)
 
 
 # ------------------------------------------------------------------ .db

@@ -156,14 +156,39 @@ def print_mln(mln) -> str:
         lines.append("")
     for p in mln.predicates.values():
         args = ", ".join(t + ("!" if m else "") for t, m in zip(p.arg_types, p.mutex))
-        lines.append(f"{'*' if p.closed else ''}{p.name}({args})")
+        prefix = "equivalence " if getattr(p, "equivalence", False) else ""
+        lines.append(f"{prefix}{'*' if p.closed else ''}{p.name}({args})")
     for fn in mln.functions.values():
         lines.append(f"{fn.return_type} {fn.name}({', '.join(fn.arg_types)})")
     if mln.predicates or mln.functions:
         lines.append("")
     for decl in mln.formulas:
         lines.append(format_formula_decl(decl))
+    for feature in getattr(mln, "set_features", ()):
+        lines.append(format_set_feature(feature))
     return "\n".join(lines) + "\n"
+
+
+def format_set_feature(f) -> str:
+    """A set-level feature in the syntax of ``lang/aggregates.py``."""
+    weight = ""
+    if f.weight is not None:
+        weight = ("@" if f.fixed else "") + _format_weight(f.weight) + " "
+    if f.kind == "size":
+        head = f"size({f.predicate})"
+    elif f.kind == "distinct":
+        head = f"distinct({f.value_var}; {f.variables[0]} in {f.predicate}: {format_formula(f.body)})"
+    elif f.kind in ("max", "min"):
+        head = f"{f.kind}({', '.join(f.variables)} in {f.predicate}: {format_term(f.term)})"
+    else:
+        kind, body = f.kind, f.body
+        if kind == "most_not":
+            from .ast import Not
+
+            kind, body = "most", Not(body)
+        head = f"{kind}({', '.join(f.variables)} in {f.predicate}: {format_formula(body)})"
+    tail = "" if f.op is None else f" {f.op} {_format_weight(f.threshold)}"
+    return f"{weight}{head}{tail}"
 
 
 # ------------------------------------------------------------------ evidence, queries

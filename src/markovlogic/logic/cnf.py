@@ -453,7 +453,28 @@ def compile_mln(
     ``domains`` (type -> constants) is only needed for existentials whose
     scope holds a universal quantifier (they are expanded over constants).
     """
-    return [t for fc in compile_mln_detailed(mln, domains=domains) for t in fc.templates]
+    templates = [t for fc in compile_mln_detailed(mln, domains=domains) for t in fc.templates]
+    return templates + equivalence_axioms(mln)
+
+
+def equivalence_axioms(mln: MLN) -> list[ClauseTemplate]:
+    """Hard reflexivity, symmetry and transitivity of every predicate declared
+    ``equivalence P(t, t)``, as generated templates (formula index -1)."""
+    from ..lang.ast import Atom, FormulaDecl, Implies, And, Var
+
+    out: list[ClauseTemplate] = []
+    for name, decl in mln.predicates.items():
+        if not getattr(decl, "equivalence", False):
+            continue
+        x, y, z = Var("x"), Var("y"), Var("z")
+        axioms = (
+            Atom(name, (x, x)),
+            Implies(Atom(name, (x, y)), Atom(name, (y, x))),
+            Implies(And(Atom(name, (x, y)), Atom(name, (y, z))), Atom(name, (x, z))),
+        )
+        for f in axioms:
+            out.extend(compile_formula(FormulaDecl(f, hard=True, pos=decl.pos), mln, formula_index=-1).templates)
+    return out
 
 
 def needs_weight(t: ClauseTemplate, mln: MLN) -> bool:
