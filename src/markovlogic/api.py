@@ -17,7 +17,9 @@ import numpy as np
 from .errors import OptionError
 from .ground.network import GroundNetwork
 from .infer import EXACT_DEFAULT_SECONDS
-from .infer.marginals import METHODS as MARGINAL_METHODS
+from .infer.marginals import METHODS as _SAMPLER_METHODS
+
+MARGINAL_METHODS = _SAMPLER_METHODS + ("mh",)
 from .lang.ast import Query
 
 if TYPE_CHECKING:
@@ -156,6 +158,17 @@ def _as_list(db: "Database | Sequence[Database]") -> list["Database"]:
     return [db] if isinstance(db, Database) else list(db)
 
 
+def _no_set_features(mln: "MLN", method: str) -> None:
+    """Set-level features are evaluated on clusterings only."""
+    features = getattr(mln, "set_features", None)
+    if features:
+        f = features[0]
+        where = dict(file=f.pos.file, line=f.pos.line, column=f.pos.column) if f.pos is not None else {}
+        raise OptionError(
+            f"the model has set-level features, which only inference over clusterings evaluates: use "
+            f"--method mh or agglomerative (not {method})", **where)
+
+
 def ground_model(
     mln: "MLN",
     db: "Database | Sequence[Database]",
@@ -204,6 +217,7 @@ def map_inference(
 
         return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
                            closed=closed, open_=open_, db_path=db_path, **options)
+    _no_set_features(mln, method)
     hard_weight = options.pop("hard_weight", None)
     if hard_weight is not None:
         if method == "cpi":
@@ -283,6 +297,7 @@ def marginal_inference(
                                  closed=closed, open_=open_, db_path=db_path, **options)
 
     check_options(method, options)
+    _no_set_features(mln, method)
 
     start = time.perf_counter()
     net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)

@@ -52,9 +52,24 @@ def equivalence_predicates(mln) -> list[str]:
     return declared + found
 
 
+def check_set_features(mln, eq: list[str] | None = None) -> None:
+    """Every set-level feature is over an equivalence predicate."""
+    if not getattr(mln, "set_features", None):
+        return
+    eq = equivalence_predicates(mln) if eq is None else eq
+    for f in mln.set_features:
+        if f.predicate not in eq:
+            where = dict(file=f.pos.file, line=f.pos.line, column=f.pos.column) if f.pos is not None else {}
+            raise MLNSemanticError(
+                f"set-level feature over {f.predicate}, which is not an equivalence predicate: declare it "
+                f"with 'equivalence {f.predicate}(...)' or write its hard reflexivity, symmetry and "
+                "transitivity", **where)
+
+
 def cluster_predicates(mln, queries: Sequence[Query] | None) -> list[str]:
     """The query predicates to cluster (every equivalence predicate queried)."""
     eq = equivalence_predicates(mln)
+    check_set_features(mln, eq)
     if queries is None:
         names = list(mln.predicates)
     else:
@@ -73,6 +88,16 @@ def cluster_predicates(mln, queries: Sequence[Query] | None) -> list[str]:
             "is not one (query it with another method)"
         )
     return chosen
+
+
+def default_method(mln, queries: Sequence[Query] | None, want_map: bool) -> str | None:
+    """``agglomerative`` (MAP) / ``mh`` (marginals) when the model has set-level
+    features or a query predicate declared an equivalence; else None."""
+    names = list(mln.predicates) if queries is None else [q.predicate for q in queries]
+    declared = any(getattr(mln.predicates.get(n), "equivalence", False) for n in names)
+    if getattr(mln, "set_features", None) or declared:
+        return "agglomerative" if want_map else "mh"
+    return None
 
 
 @dataclass

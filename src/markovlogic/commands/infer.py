@@ -43,7 +43,9 @@ def infer_command(
     map_all: bool = typer.Option(False, "-a", help="Alchemy: MAP, write every query atom with 0/1."),
     method: Optional[str] = typer.Option(
         None, "--method",
-        help="MAP: ilp (default), maxwalksat, cpi, cpsat, exact. Marginals: mcsat (default), gibbs, exact.",
+        help="MAP: ilp (default), maxwalksat, cpi, cpsat, exact, agglomerative, mh. Marginals: mcsat (default), "
+             "gibbs, exact, mh. A model with set-level features or a declared equivalence among the queries "
+             "defaults to agglomerative (MAP) and mh (marginals).",
     ),
     cpi_base: str = typer.Option("ilp", "--cpi-base", help="Base solver of cutting-plane inference: ilp, maxwalksat, cpsat, exact."),
     mcsat: bool = typer.Option(False, "--mcsat", help="Alchemy's -ms: marginals with MC-SAT."),
@@ -77,6 +79,12 @@ def infer_command(
     open_: Optional[str] = typer.Option(None, "-o", "--open", help="Predicates to treat as open-world."),
     db_file: Optional[Path] = typer.Option(None, "--db-file", help="Keep the evidence database in this file (data larger than memory)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write figures (atoms, clauses, seconds, score...) as JSON."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="mh: proposals per MAP run (default 200 per constant)."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="mh MAP: fixed temperature (0: greedy, the default)."),
+    anneal: Optional[float] = typer.Option(None, "--anneal", help="mh MAP: simulated annealing from this temperature down to --temperature."),
+    thin: Optional[int] = typer.Option(None, "--thin", help="mh marginals: proposals between samples (default: one per constant)."),
+    restarts: Optional[int] = typer.Option(None, "--restarts", help="mh MAP: independent runs, the best kept (default 1)."),
+    clusters: Optional[Path] = typer.Option(None, "--clusters", help="mh/agglomerative: also write the clusters, one per line (predicate, then its constants, tab-separated)."),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
     from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
@@ -88,8 +96,13 @@ def infer_command(
         raise OptionError("choose one of -ms (MC-SAT) and -p (Gibbs)")
     if map_true and map_all:
         raise OptionError("choose one of -m (true atoms) and -a (all atoms with 0/1)")
+    mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
     if method is None:
         method = "ilp" if want_map else ("gibbs" if gibbs else "mcsat")
+        if not (mcsat or gibbs):
+            from ..cluster.api import default_method
+
+            method = default_method(mln, query_list, want_map) or method
     elif (mcsat and method != "mcsat") or (gibbs and method != "gibbs"):
         raise OptionError(f"--method {method} contradicts {'-ms' if mcsat else '-p'}")
     allowed = MAP_METHODS if want_map else MARGINAL_METHODS
@@ -97,10 +110,20 @@ def infer_command(
         kind = "MAP" if want_map else "marginal"
         raise OptionError(f"unknown {kind} method {method!r}; choose one of {', '.join(allowed)}")
 
-    mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
     common = dict(closed=split_list(closed), open_=split_list(open_), db_path=str(db_file) if db_file else None)
 
     stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
+    cluster_options = dict(steps=steps, temperature=temperature, anneal=anneal, thin=thin, restarts=restarts)
+    if method in ("mh", "agglomerative"):
+        _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, stats, result, stats_json,
+                           clusters, dict(seed=seed, max_seconds=max_seconds, samples=samples, burn_in=burn_in,
+                                          **cluster_options),
+                           dict(chains=chains, hard_weight=hard_weight, metropolis_steps=metropolis_steps,
+                                rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise))
+        return
+    given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
+    if given:
+        raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh or agglomerative")
     if want_map:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
                                           max_tries=tries, noise=noise, hard_weight=hard_weight).items()
@@ -169,6 +192,63 @@ def infer_command(
     else:
         sys.stdout.write(text)
     _print_summary(stats, result)
+    if stats_json is not None:
+        write_text_atomic(stats_json, json.dumps(stats, indent=2, default=float) + "\n")
+
+
+def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, stats, result, stats_json,
+                       clusters_path, options, not_here) -> None:
+    """``--method mh`` / ``agglomerative``: inference over clusterings of the
+    equivalence predicates among the queries (cluster/api.py)."""
+    from ..api import map_inference, marginal_inference
+
+    bad = [k for k, v in not_here.items() if v is not None]
+    if bad:
+        raise OptionError(f"--{bad[0].replace('_', '-')} does not apply to --method {method}")
+    options = {k: v for k, v in options.items() if v is not None}
+    if method == "agglomerative":
+        if not want_map:
+            raise OptionError("agglomerative is a MAP method: add --map (marginals: --method mh)")
+        for k in ("samples", "burn_in", "thin", "restarts", "temperature", "anneal", "steps"):
+            if k in options:
+                raise OptionError(f"--{k.replace('_', '-')} does not apply to --method agglomerative")
+    elif want_map:
+        for k in ("samples", "burn_in", "thin"):
+            if k in options:
+                raise OptionError(f"--{k.replace('_', '-')} applies to mh marginals (without --map)")
+    else:
+        for k in ("steps", "temperature", "anneal", "restarts"):
+            if k in options:
+                raise OptionError(f"--{k.replace('_', '-')} applies to mh MAP (--map)")
+    if want_map:
+        answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
+        text = answer.to_alchemy(all_atoms=map_all)
+        stats.update(score=answer.score)
+    else:
+        answer = marginal_inference(mln, dbs, query_list, method=method, **common, **options)
+        text = answer.to_alchemy()
+    stats.update(_scalar_stats(answer.stats))
+    stats.update(ground_seconds=answer.ground_seconds, infer_seconds=answer.infer_seconds, peak_mb=peak_mb(),
+                 predicates=",".join(p.model.predicate for p in answer.parts))
+    if result is not None:
+        write_text_atomic(result, text)
+    else:
+        sys.stdout.write(text)
+    if clusters_path is not None:
+        if not want_map:
+            raise OptionError("--clusters writes a MAP clustering: add --map")
+        write_text_atomic(clusters_path, answer.clusters_text())
+    table = Table(show_header=False, box=None, pad_edge=False)
+    for k in ("task", "method", "predicates", "mentions", "clusters", "score", "ground_seconds", "infer_seconds",
+              "merges", "proposals", "accepted", "proposals_per_second", "samples"):
+        v = stats.get(k)
+        if v is not None:
+            table.add_row(k.replace("_", " "), f"{v:.4g}" if isinstance(v, float) else str(v))
+    if result is not None:
+        table.add_row("result", str(result))
+    if clusters_path is not None:
+        table.add_row("clusters file", str(clusters_path))
+    console.print(table)
     if stats_json is not None:
         write_text_atomic(stats_json, json.dumps(stats, indent=2, default=float) + "\n")
 
