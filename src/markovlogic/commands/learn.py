@@ -30,7 +30,7 @@ from .common import _existing, split_list
 
 console = Console(stderr=True, highlight=False)
 
-DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20}
+DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20, "samplerank": 5}
 
 
 def learn_command(
@@ -39,7 +39,7 @@ def learn_command(
     output: Path = typer.Option(..., "-o", "--output", help="Output .mln file with the learned weights."),
     ne: Optional[str] = typer.Option(
         None, "--ne", "-ne", help="Query (non-evidence) predicates, comma-separated. Default: the predicates not marked closed (*); all for -g."),
-    method: Optional[str] = typer.Option(None, "--method", help="pll, perceptron, dn (default), scg, mira."),
+    method: Optional[str] = typer.Option(None, "--method", help="pll, perceptron, dn (default), scg, mira, samplerank."),
     generative: bool = typer.Option(False, "-g", help="Alchemy: generative learning (pseudo-likelihood, --method pll)."),
     discriminative: bool = typer.Option(False, "-d", help="Alchemy: discriminative learning (the default)."),
     multiple_databases: bool = typer.Option(
@@ -62,6 +62,11 @@ def learn_command(
         None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), cpi (mira default: soft clauses ground in full, "
              "hard formulas by cutting planes, ILP), ilp, exact."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop learning after this many seconds."),
+    loss: Optional[str] = typer.Option(None, "--loss", help="samplerank: hamming, pairwise-f1 (default) or b3."),
+    update: Optional[str] = typer.Option(None, "--update", help="samplerank: perceptron, mira (default) or mira++."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant)."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="samplerank: temperature of the training chain (default 1)."),
+    accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
 ) -> None:
@@ -95,7 +100,8 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, expectations=expectations)
+                   final_samples=final_samples, expectations=expectations, loss=loss, update=update, steps=steps,
+                   temperature=temperature, accept=accept)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:
         model = learn_model(
@@ -194,12 +200,17 @@ def _plot(result, path: Path) -> None:
 def _summary(model, output: Path) -> None:
     result = model.result
     table = Table(show_header=False, box=None, pad_edge=False)
+    if model.networks:
+        size = [("databases", str(len(model.networks))),
+                ("atoms", str(sum(n.n_atoms for n in model.networks))),
+                ("clauses", str(sum(n.n_clauses for n in model.networks)))]
+    else:      # learning over clusterings: no ground network
+        size = [("databases", str(result.stats.get("worlds", ""))),
+                ("constants clustered", str(result.stats.get("mentions", "")))]
     rows = [
         ("method", result.method),
         ("query predicates", ", ".join(model.query_predicates)),
-        ("databases", str(len(model.networks))),
-        ("atoms", str(sum(n.n_atoms for n in model.networks))),
-        ("clauses", str(sum(n.n_clauses for n in model.networks))),
+        *size,
         ("weights", str(len(result.params))),
         ("iterations", str(result.iterations)),
         ("converged", str(result.converged)),

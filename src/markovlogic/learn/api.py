@@ -29,7 +29,7 @@ from .result import Callback, LearnResult
 if TYPE_CHECKING:
     from ..model import MLN, Database
 
-METHODS = ("pll", "perceptron", "dn", "scg", "mira")
+METHODS = ("pll", "perceptron", "dn", "scg", "mira", "samplerank")
 DISCRIMINATIVE = ("perceptron", "dn", "scg", "mira")
 
 # options each learner takes besides (iterations, prior_stddev, seed, callback)
@@ -42,6 +42,8 @@ _METHOD_OPTIONS = {
     "perceptron": {"map_method", "learning_rate", "per_weight", "init", "max_seconds", "expectations", "samples",
                    "burn_in"},
     "mira": {"map_method", "C", "init", "max_seconds"},
+    "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
+                   "max_seconds", "average"},
 }
 
 
@@ -163,6 +165,18 @@ def learn_model(
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
     kwargs = _learner_options(method, options)
+    if method == "samplerank":
+        from .samplerank import SampleRankOptions, learn_samplerank_model
+
+        if iterations is not None:
+            kwargs.setdefault("epochs", int(iterations))
+        if prior_stddev is not None:
+            raise OptionError("--prior-stddev does not apply to samplerank (its margin and C bound the steps)")
+        if networks is not None:
+            raise OptionError("samplerank builds its own cluster models: do not pass networks=")
+        return learn_samplerank_model(mln, dbs, query_predicates=query_predicates,
+                                      multiple_databases=multiple_databases, seed=seed, callback=callback,
+                                      options=SampleRankOptions(**kwargs))
     if iterations is not None:
         kwargs["iterations"] = int(iterations)
     if prior_stddev is not None:

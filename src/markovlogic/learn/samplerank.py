@@ -392,6 +392,8 @@ def samplerank_run(md, st, sc, probs, n_steps, temp, update, loss_kind, accept_k
         if trace_every > 0 and (it + 1) % trace_every == 0 and rows < trace.shape[0]:
             trace[rows, 0] = it + 1
             trace[rows, 1] = _loss(loss_kind, counts[0], counts[1], counts[2], counts[3], counts[4], n)
+            for k in range(D):
+                trace[rows, 2 + k] = theta[k]
             rows += 1
     return rows
 
@@ -483,7 +485,7 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
             _set_weights(md, theta, params.q_param, params.q_coef, params.sf_param)
             steps = opt.steps if opt.steps is not None else 100 * max(m.n, 1)
             every = opt.trace_every or max(1, steps // 50)
-            tr = np.zeros((steps // every + 1, 2))
+            tr = np.zeros((steps // every + 1, 2 + D))
             rows = samplerank_run(
                 md, st, sc, probs, steps, float(opt.temperature), UPDATES[opt.update], LOSSES[opt.loss],
                 ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate),
@@ -491,7 +493,7 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
                 m.truth_q, gold, gsize, counts, phi_cur, phi_gold, every, tr, stats)
             for r in range(rows):
                 trace.append({"epoch": epoch + 1, "world": w_i, "step": total_steps + int(tr[r, 0]),
-                              "loss": float(tr[r, 1])})
+                              "loss": float(tr[r, 1]), "theta": tr[r, 2:].copy()})
             total_steps += steps
             if callback is not None:
                 callback(epoch + 1, theta.copy(), trace[-1]["loss"] if trace else None)
@@ -503,6 +505,7 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
     final = theta_sum / max(total_steps, 1) if opt.average else theta.copy()
     final[~params.learnable] = params.initial[~params.learnable]
     info = {"steps": int(total_steps), "updates": int(stats[1]), "accepted": int(stats[2]),
+            "worlds": len(models), "mentions": int(sum(m.n for m in models)),
             "seconds": time.perf_counter() - start, "timed_out": timed_out,
             "final_train_loss": trace[-1]["loss"] if trace else None}
     return SampleRankResult(final, params, trace, info)
@@ -561,13 +564,18 @@ def learn_samplerank_model(mln, dbs, *, query_predicates=None, multiple_database
     models = [build_cluster_model(cm, db, pred, truth=True) for db in worlds]
     params = parameters_of(models[0], cm)
     ground_seconds = time.perf_counter() - start
-    res = samplerank(models, params, opt, callback=callback)
+    report = None
+    if callback is not None:
+        def report(epoch, theta, loss):
+            return callback(TraceRow(iteration=epoch, objective=float("nan") if loss is None else loss,
+                                     params=theta))
+    res = samplerank(models, params, opt, callback=report)
     learn_seconds = time.perf_counter() - start - ground_seconds
     learned = _with_weights(cm, models[0], params, res.theta)
     text = learned.to_string()
     info = tuple(WeightParam(name=nm, formula_index=-1, fixed=not params.learnable[k])
                  for k, nm in enumerate(params.names))
-    trace = [TraceRow(iteration=r["step"], objective=r["loss"], params=res.theta, info={"epoch": r["epoch"]})
+    trace = [TraceRow(iteration=r["step"], objective=r["loss"], params=r["theta"], info={"epoch": r["epoch"]})
              for r in res.trace]
     result = LearnResult(params=res.theta, param_info=info, method="samplerank",
                          objective_name=f"training loss ({opt.loss})", trace=trace,
