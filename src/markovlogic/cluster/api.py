@@ -21,35 +21,11 @@ import numpy as np
 
 from ..errors import MLNSemanticError, OptionError
 from ..lang.ast import Query
+from ..logic.equivalence import equivalence_predicates
 from .model import ClusterModel, build_cluster_model
 
 CLUSTER_MAP_METHODS = ("mh", "agglomerative")
 CLUSTER_MARGINAL_METHODS = ("mh",)
-
-
-def equivalence_predicates(mln) -> list[str]:
-    """Predicates declared equivalences, or whose hard reflexivity, symmetry and
-    transitivity are all in the model."""
-    from ..logic.cnf import compile_mln
-    from .pairs import is_equivalence_axiom
-
-    declared = [name for name, d in mln.predicates.items() if getattr(d, "equivalence", False)]
-    found = []
-    templates = None
-    for name, decl in mln.predicates.items():
-        if name in declared or decl.arity != 2 or decl.arg_types[0] != decl.arg_types[1]:
-            continue
-        if templates is None:
-            templates = compile_mln(mln)
-        kinds = set()
-        for t in templates:
-            if not t.hard or not t.literals or any(lit.atom.predicate != name for lit in t.literals):
-                continue
-            if is_equivalence_axiom(t, name):
-                kinds.add(len(t.literals))
-        if {1, 2, 3} <= kinds:
-            found.append(name)
-    return declared + found
 
 
 def check_set_features(mln, eq: list[str] | None = None) -> None:

@@ -54,6 +54,7 @@ from ..store.store import EvidenceStore
 from ..store.constants import constant_number, constant_value
 from ..ground.similarity import is_similarity, parse_similarity, tables_of
 from ..ground.terms import Scope
+from ..logic.equivalence import is_equivalence_axiom  # noqa: F401  (used by cluster.model)
 
 MAX_INCLUSION_EXCLUSION = 5        # linking must-be-false conditions per template (2^k queries)
 DEFAULT_MAX_SPARSE = 200_000_000   # pair rows one sparse query may return
@@ -383,47 +384,3 @@ class PairCompiler:
         b = self.positions[res["b"].astype(np.int64)]
         ok = (a >= 0) & (b >= 0)
         return sp.coo_matrix((res["n"][ok].astype(np.float64), (a[ok], b[ok])), shape=(self.n, self.n))
-
-
-def is_equivalence_axiom(t: ClauseTemplate, predicate: str) -> bool:
-    """Reflexivity ``E(x,x)``, symmetry ``!E(x,y) v E(y,x)`` or transitivity
-    ``!E(x,y) v !E(y,z) v E(x,z)``: always true in a clustering."""
-    lits = t.literals
-    if t.comparisons or t.exists or any(lit.atom.predicate != predicate for lit in lits):
-        return False
-    if not all(isinstance(a, Var) for lit in lits for a in lit.atom.args):
-        return False
-    args = [tuple(a.name for a in lit.atom.args) for lit in lits]
-    pos = [a for a, lit in zip(args, lits) if lit.positive]
-    neg = [a for a, lit in zip(args, lits) if not lit.positive]
-    if len(lits) == 1 and len(pos) == 1:
-        return pos[0][0] == pos[0][1]
-    if len(lits) == 2 and len(pos) == 1 and len(neg) == 1:
-        (a, b), (c, d) = neg[0], pos[0]
-        return (c, d) == (b, a) or (a == b) or (c == d)
-    if len(lits) == 3 and len(pos) == 1 and len(neg) == 2:
-        (a, b), (c, d) = neg
-        e, f = pos[0]
-        # chains x-y, y-z => x-z in any orientation (symmetry holds in a clustering)
-        edges = [frozenset((a, b)), frozenset((c, d))]
-        target = frozenset((e, f))
-        nodes = {a, b, c, d}
-        if len(target) == 1:
-            return True
-        if not target <= nodes:
-            return False
-        # connected through the two edges
-        g = {n: set() for n in nodes}
-        for ed in edges:
-            p = tuple(ed) if len(ed) == 2 else (next(iter(ed)),) * 2
-            g[p[0]].add(p[1])
-            g[p[1]].add(p[0])
-        seen, stack = {e}, [e]
-        while stack:
-            n = stack.pop()
-            for m in g.get(n, ()):
-                if m not in seen:
-                    seen.add(m)
-                    stack.append(m)
-        return f in seen
-    return False
