@@ -20,7 +20,7 @@ from ..lang.ast import Query
 from ..lang.checks import evidence_domains
 from ..lang.printer import format_query
 from ..model import MLN, Database
-from .common import load_inputs, split_list
+from .common import MAX_CNF_HELP, apply_limits, load_inputs, split_list
 
 
 def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dict:
@@ -107,9 +107,19 @@ def register(app: typer.Typer) -> None:
         query_file: Annotated[
             Optional[Path], typer.Option("-f", "--query-file", help="A file of queries (one or more per line).")
         ] = None,
+        max_cnf_clauses: Annotated[Optional[int], typer.Option("--max-cnf-clauses", help=MAX_CNF_HELP)] = None,
     ) -> None:
         """Parse and check a model (and evidence, queries); print a summary."""
+        apply_limits(max_cnf_clauses)
         mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
+        from ..logic.cnf import compile_mln
+        from ..logic.equivalence import equivalence_predicates
+
+        compile_mln(mln)                     # CNF bounds and clause-level errors are reported here too
+        if mln.set_features:
+            from ..cluster.api import check_set_features
+
+            check_set_features(mln, equivalence_predicates(mln))
         db = dbs[0] if dbs else None
         summary = summarize(mln, db, query_list)
         console = Console(highlight=False, soft_wrap=True)

@@ -54,3 +54,15 @@ def load_inputs(
         qpath = _existing([str(query_file)], "query")[0]
         query_list = (query_list or []) + parse_queries(qpath.read_text(), mln, filename=str(qpath))
     return mln, dbs, query_list
+
+
+MAX_CNF_HELP = ("Largest number of CNF clauses one formula may expand to (default 100,000); "
+                "a formula beyond it is refused before it is converted.")
+
+
+def apply_limits(max_cnf_clauses: int | None) -> None:
+    """``--max-cnf-clauses``: the per-formula bound of ``logic.limits``."""
+    if max_cnf_clauses is not None:
+        from ..logic.limits import set_limits
+
+        set_limits(max_cnf_clauses=max_cnf_clauses)

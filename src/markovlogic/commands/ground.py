@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..io import write_text_atomic
-from .common import load_inputs, peak_mb, split_list
+from .common import MAX_CNF_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -38,11 +38,13 @@ def ground_command(
     wcnf_scale: float = typer.Option(1e6, "--wcnf-scale", help="WCNF weights are multiplied by this and rounded."),
     max_clauses: Optional[int] = typer.Option(None, "--max-clauses", help="Stop with an error past this many ground clauses."),
     blocks_as_clauses: bool = typer.Option(False, "--blocks-as-clauses", help="Exactly-one blocks as hard clauses."),
+    max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Ground a model: atoms, clauses, blocks, components, time and memory."""
     from ..ground import ground
     from ..ground.export import write_dump, write_wcnf
 
+    apply_limits(max_cnf_clauses)
     start = time.perf_counter()
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
     parsed = time.perf_counter()

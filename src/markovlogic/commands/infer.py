@@ -20,7 +20,7 @@ from rich.table import Table
 from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import write_text_atomic
-from .common import load_inputs, peak_mb, split_list
+from .common import MAX_CNF_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -85,10 +85,12 @@ def infer_command(
     thin: Optional[int] = typer.Option(None, "--thin", help="mh marginals: proposals between samples (default: one per constant)."),
     restarts: Optional[int] = typer.Option(None, "--restarts", help="mh MAP: independent runs, the best kept (default 1)."),
     clusters: Optional[Path] = typer.Option(None, "--clusters", help="mh/agglomerative: also write the clusters, one per line (predicate, then its constants, tab-separated)."),
+    max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
     from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
 
+    apply_limits(max_cnf_clauses)
     want_map = map_ or map_true or map_all
     if want_map and (mcsat or gibbs):
         raise OptionError("--map (-m/-a) cannot be combined with -ms/-p (marginal inference)")

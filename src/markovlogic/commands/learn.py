@@ -26,7 +26,7 @@ from rich.table import Table
 
 from ..errors import OptionError
 from ..io import write_text_atomic
-from .common import _existing, split_list
+from .common import MAX_CNF_HELP, _existing, apply_limits, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -69,12 +69,14 @@ def learn_command(
     accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
+    max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Learn the weights of a model from training databases."""
     from ..lang.parser import parse_db_files
     from ..learn.api import learn_model
     from ..model import MLN
 
+    apply_limits(max_cnf_clauses)
     method = _choose_method(method, generative, discriminative)
     if plot is not None:
         try:

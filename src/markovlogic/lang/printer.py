@@ -88,11 +88,15 @@ def format_formula(f: Formula) -> str:
     if kind is Compare:
         return f"{format_term(f.left)} {f.op} {format_term(f.right)}"
     if kind is Not:
-        body = f.body
+        depth = 0
+        body = f
+        while type(body) is Not:            # a chain of negations prints without recursion
+            depth += 1
+            body = body.body
         inner = format_formula(body)
         if _level(body) < _UNARY_LEVEL or type(body) is Compare:
             inner = f"({inner})"
-        return "!" + inner
+        return "!" * depth + inner
     if kind in (Forall, Exists):
         word = "FORALL" if kind is Forall else "EXIST"
         return f"{word} {', '.join(f.variables)} {format_formula(f.body)}"
@@ -130,7 +134,14 @@ def _format_weight(w: float) -> str:
 
 def format_formula_decl(decl) -> str:
     """One line of an .mln file: ``1.5 Smokes(x) => Cancer(x)``, ``P(x).``, ``@2.0 Q(x)``."""
-    body = format_formula(decl.formula)
+    try:
+        body = format_formula(decl.formula)
+    except RecursionError:
+        from ..errors import MLNSemanticError
+
+        pos = decl.pos
+        where = dict(file=pos.file, line=pos.line, column=pos.column) if pos is not None else {}
+        raise MLNSemanticError("formula nested too deeply to print", **where) from None
     if body[:1].isdigit():  # would read as a weight
         body = f"({body})"
     if decl.hard:

@@ -57,6 +57,7 @@ from ..errors import MLNSemanticError
 from ..lang.ast import Const, FormulaDecl, Pos, Term, Var
 from ..model import MLN
 from .clauses import ClauseTemplate, Comparison, ExistsGroup, Literal
+from .limits import LIMITS, check_formula_size
 from .nnf import (
     FALSE,
     NNF,
@@ -186,7 +187,7 @@ def _dnf(f: NNF) -> list[tuple[tuple[str, ...], tuple[Literal | Comparison, ...]
         for c in f.children:
             parts = _dnf(c)
             out = [(v1 + v2, c1 + c2) for (v1, c1) in out for (v2, c2) in parts]
-            if len(out) > MAX_CNF_CLAUSES:
+            if len(out) > LIMITS.max_cnf_clauses:
                 raise MLNSemanticError("existential body too large to put in disjunctive normal form")
         return out
     if isinstance(f, NExists):
@@ -276,9 +277,23 @@ def to_cnf(f: NNF) -> list[tuple[Disjunct, ...]]:
     if isinstance(f, NAnd):
         return [c for child in f.children for c in to_cnf(child)]
     if isinstance(f, NOr):
-        out: list[tuple[Disjunct, ...]] = [()]
+        # children that are one clause are joined first (one simplification:
+        # a long disjunction of literals stays linear), then distributed
+        single: list[Disjunct] = []
+        several: list[list[tuple[Disjunct, ...]]] = []
         for child in f.children:
             parts = to_cnf(child)
+            if not parts:
+                return []                          # a true disjunct
+            if len(parts) == 1:
+                single.extend(parts[0])
+            else:
+                several.append(parts)
+        base = simplify_clause(single)
+        if base is None:
+            return []
+        out: list[tuple[Disjunct, ...]] = [base]
+        for parts in several:
             nxt: list[tuple[Disjunct, ...]] = []
             for a in out:
                 for b in parts:
@@ -286,8 +301,9 @@ def to_cnf(f: NNF) -> list[tuple[Disjunct, ...]]:
                     if s is not None:
                         nxt.append(s)
             out = nxt
-            if len(out) > MAX_CNF_CLAUSES:
-                raise MLNSemanticError(f"formula has more than {MAX_CNF_CLAUSES} CNF clauses")
+            if len(out) > LIMITS.max_cnf_clauses:
+                raise MLNSemanticError(f"formula has more than {LIMITS.max_cnf_clauses:,} CNF clauses "
+                                       "(raise the bound with --max-cnf-clauses)")
         return out
     raise TypeError(f"to_cnf: quantifiers must be removed first: {f!r}")
 
@@ -368,7 +384,26 @@ def compile_formula(
     formula_index: int = -1,
     domains: dict[str, tuple[str, ...]] | None = None,
 ) -> FormulaCompilation:
-    """Compile one weighted formula into clause templates (see module docstring)."""
+    """Compile one weighted formula into clause templates (see module docstring).
+
+    A formula whose CNF would exceed ``logic.limits`` is refused before it is
+    converted; one nested too deeply for the remaining recursive steps gets
+    an error at its place rather than a ``RecursionError``."""
+    check_formula_size(decl.formula, decl.pos)
+    try:
+        return _compile_formula(decl, mln, formula_index=formula_index, domains=domains)
+    except RecursionError:
+        raise semantic_error("formula nested too deeply to convert (simplify its nesting of "
+                             "'^', 'v' and quantifiers)", decl.pos) from None
+
+
+def _compile_formula(
+    decl: FormulaDecl,
+    mln: MLN,
+    *,
+    formula_index: int = -1,
+    domains: dict[str, tuple[str, ...]] | None = None,
+) -> FormulaCompilation:
     result = FormulaCompilation(formula_index)
     plus = plus_variables(decl.formula, decl.pos)
     clause_index = 0
@@ -380,6 +415,12 @@ def compile_formula(
         ctx = _Context(mln, decl, types, origin, all_names(nnf), domains)
         qf = _quantifiers(ctx, nnf)
         clauses = merge_clauses(to_cnf(qf))
+        widest = max((len(c) for c, _ in clauses), default=0)
+        if widest > LIMITS.max_clause_literals:
+            raise semantic_error(
+                f"a clause of this formula has {widest:,} literals; the grounder joins one table per literal "
+                f"and takes at most {LIMITS.max_clause_literals:,} (markovlogic.logic.limits.set_limits "
+                "raises the bound)", decl.pos)
 
         nonempty = [(c, n) for c, n in clauses if c]
         if any(not c for c, _ in clauses):

@@ -134,21 +134,45 @@ def evaluate_comparison(c: Comparison) -> bool | None:
 INTERNAL_PREDICATES = frozenset(getattr(_ast, "INTERNAL_PREDICATES", {"substr"}))
 
 
+def rebuild(formula: Formula, leaf: Callable[[Formula], Formula]) -> Formula:
+    """``formula`` with every atom and comparison replaced by ``leaf(it)``;
+    subtrees that do not change are kept. Iterative, so any depth works."""
+    out: list[Formula] = []
+    stack: list[tuple[Formula, bool]] = [(formula, False)]
+    while stack:
+        f, done = stack.pop()
+        kind = type(f)
+        if kind is Atom or kind is Compare:
+            out.append(leaf(f))
+            continue
+        unary = kind is Not or kind is Forall or kind is Exists
+        if not done:
+            stack.append((f, True))
+            if unary:
+                stack.append((f.body, False))
+            else:
+                stack.append((f.right, False))
+                stack.append((f.left, False))
+            continue
+        if unary:
+            body = out.pop()
+            out.append(f if body is f.body else replace(f, body=body))
+        else:
+            right = out.pop()
+            left = out.pop()
+            out.append(f if (left is f.left and right is f.right) else replace(f, left=left, right=right))
+    return out[0]
+
+
 def rewrite_internal_predicates(formula: Formula, declared: Container[str]) -> Formula:
     """Turn atoms of undeclared internal predicates into ``Compare`` nodes."""
-    f = formula
-    if isinstance(f, Atom):
-        if f.predicate in INTERNAL_PREDICATES and f.predicate not in declared and len(f.args) == 2:
+    def leaf(f: Formula) -> Formula:
+        if isinstance(f, Atom) and f.predicate in INTERNAL_PREDICATES and f.predicate not in declared \
+                and len(f.args) == 2:
             return Compare(f.predicate, f.args[0], f.args[1], pos=f.pos)
         return f
-    if isinstance(f, Compare):
-        return f
-    if isinstance(f, (Not, Forall, Exists)):
-        body = rewrite_internal_predicates(f.body, declared)
-        return f if body is f.body else replace(f, body=body)
-    left = rewrite_internal_predicates(f.left, declared)
-    right = rewrite_internal_predicates(f.right, declared)
-    return f if (left is f.left and right is f.right) else replace(f, left=left, right=right)
+
+    return rebuild(formula, leaf)
 
 
 # ---------------------------------------------------------------- constructors
@@ -228,46 +252,86 @@ def fold_constants(f: NNF) -> NNF:
     return f
 
 
+def _operands(f: Formula, kind: type) -> list[Formula]:
+    """The operands of a chain of one binary connective (``a v b v c``), in order."""
+    out: list[Formula] = []
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if type(g) is kind:
+            stack.append(g.right)
+            stack.append(g.left)
+        else:
+            out.append(g)
+    return out
+
+
 def _to_nnf(formula: Formula, positive: bool, leaf: Callable[[Comparison], "NNF"]) -> NNF:
-    f = formula
-    to_nnf = lambda g, p: _to_nnf(g, p, leaf)  # noqa: E731
-    if isinstance(f, Atom):
-        if f.star:
-            raise ValueError("to_nnf: expand '*' atoms first (expand_star)")
-        return Literal(f, positive)
-    if isinstance(f, Compare):
-        return leaf(Comparison(f.op, f.left, f.right, positive))
-    if isinstance(f, Not):
-        return to_nnf(f.body, not positive)
-    if isinstance(f, And):
-        kids = [to_nnf(f.left, positive), to_nnf(f.right, positive)]
-        return make_and(kids) if positive else make_or(kids)
-    if isinstance(f, Or):
-        kids = [to_nnf(f.left, positive), to_nnf(f.right, positive)]
-        return make_or(kids) if positive else make_and(kids)
-    if isinstance(f, Implies):
-        if positive:   # !a v b
-            return make_or([to_nnf(f.left, False), to_nnf(f.right, True)])
-        return make_and([to_nnf(f.left, True), to_nnf(f.right, False)])
-    if isinstance(f, Iff):
-        a, b = f.left, f.right
-        if positive:   # (!a v b) ^ (a v !b)
-            return make_and([
-                make_or([to_nnf(a, False), to_nnf(b, True)]),
-                make_or([to_nnf(a, True), to_nnf(b, False)]),
-            ])
-        # (a ^ !b) v (!a ^ b)
-        return make_or([
-            make_and([to_nnf(a, True), to_nnf(b, False)]),
-            make_and([to_nnf(a, False), to_nnf(b, True)]),
-        ])
-    if isinstance(f, Forall):
-        body = to_nnf(f.body, positive)
-        return _quant(NForall if positive else NExists, tuple(f.variables), body)
-    if isinstance(f, Exists):
-        body = to_nnf(f.body, positive)
-        return _quant(NExists if positive else NForall, tuple(f.variables), body)
-    raise TypeError(f"not a formula: {f!r}")
+    """Iterative: chains of one connective become one n-ary node, negations are
+    pushed down, and the recursion depth of Python is never used."""
+    out: list[NNF] = []
+    # work items: ("visit", formula, positive) | ("and"/"or", n) | ("quant", cls, variables)
+    stack: list[tuple] = [("visit", formula, positive)]
+    while stack:
+        item = stack.pop()
+        tag = item[0]
+        if tag == "and" or tag == "or":
+            n = item[1]
+            kids = out[len(out) - n:]
+            del out[len(out) - n:]
+            out.append(make_and(kids) if tag == "and" else make_or(kids))
+            continue
+        if tag == "quant":
+            out.append(_quant(item[1], item[2], out.pop()))
+            continue
+        f, pos = item[1], item[2]
+        kind = type(f)
+        while kind is Not:
+            f, pos = f.body, not pos
+            kind = type(f)
+        if kind is Atom:
+            if f.star:
+                raise ValueError("to_nnf: expand '*' atoms first (expand_star)")
+            out.append(Literal(f, pos))
+        elif kind is Compare:
+            out.append(leaf(Comparison(f.op, f.left, f.right, pos)))
+        elif kind is And or kind is Or:
+            kids = _operands(f, kind)
+            stack.append(("and" if (kind is And) == pos else "or", len(kids)))
+            for k in reversed(kids):
+                stack.append(("visit", k, pos))
+        elif kind is Implies:
+            # positive: !a v b ; negative: a ^ !b
+            stack.append(("or" if pos else "and", 2))
+            stack.append(("visit", f.right, pos))
+            stack.append(("visit", f.left, not pos))
+        elif kind is Iff:
+            a, b = f.left, f.right
+            if pos:      # (!a v b) ^ (a v !b)
+                stack.append(("and", 2))
+                stack.append(("or", 2))
+                stack.append(("visit", b, False))
+                stack.append(("visit", a, True))
+                stack.append(("or", 2))
+                stack.append(("visit", b, True))
+                stack.append(("visit", a, False))
+            else:        # (a ^ !b) v (!a ^ b)
+                stack.append(("or", 2))
+                stack.append(("and", 2))
+                stack.append(("visit", b, True))
+                stack.append(("visit", a, False))
+                stack.append(("and", 2))
+                stack.append(("visit", b, False))
+                stack.append(("visit", a, True))
+        elif kind is Forall:
+            stack.append(("quant", NForall if pos else NExists, tuple(f.variables)))
+            stack.append(("visit", f.body, pos))
+        elif kind is Exists:
+            stack.append(("quant", NExists if pos else NForall, tuple(f.variables)))
+            stack.append(("visit", f.body, pos))
+        else:
+            raise TypeError(f"not a formula: {f!r}")
+    return out[0]
 
 
 # ---------------------------------------------------------------- '*' expansion
@@ -299,18 +363,12 @@ def expand_star(formula: Formula) -> list[Formula]:
         sign_of = dict(zip(keys, signs))
 
         def sub(f: Formula) -> Formula:
-            if isinstance(f, Atom):
-                if not f.star:
-                    return f
+            if isinstance(f, Atom) and f.star:
                 plain = replace(f, star=False)
                 return plain if sign_of[(f.predicate, f.args)] else Not(plain, pos=f.pos)
-            if isinstance(f, Compare):
-                return f
-            if isinstance(f, (Not, Forall, Exists)):
-                return replace(f, body=sub(f.body))
-            return replace(f, left=sub(f.left), right=sub(f.right))
+            return f
 
-        out.append(sub(formula))
+        out.append(rebuild(formula, sub))
     return out
 
 
