@@ -146,9 +146,13 @@ def infer_command(
         answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
         if method in ("ilp", "cpi", "cpsat", "exact") and not answer.optimal:
             gap = "unknown" if answer.gap is None else f"{answer.gap:.4g}"
+            broken = ""
+            if answer.hard_violated:
+                broken = (f" It violates {answer.hard_violated:,} hard ground clause"
+                          f"{'s' if answer.hard_violated != 1 else ''}.")
             console.print(
                 f"[yellow]warning:[/] {method} stopped before proving optimality (relative gap {gap}); "
-                "the result is the best world found. Raise --max-seconds to search longer."
+                f"the result is the best world found.{broken} Raise --max-seconds to search longer."
             )
         text = answer.to_alchemy(all_atoms=map_all)
         net = answer.network

@@ -91,6 +91,22 @@ def cpi_solve(
     if not converged:
         result.bound = None
         result.gap = None
+        # the world may break groundings never separated: count them (hard) and
+        # add their cost (soft), so the answer says what the written world does
+        extra, _ = _unseen(grounder.violated_groundings(world), seen)
+        hard_extra = int(extra.is_hard.sum())
+        soft = ~extra.is_hard
+        cost_extra = 0.0
+        if soft.any():
+            params = grounder.params.arrays()[0]
+            entries = extra.param_coef * params[extra.param_index]
+            per_clause = np.zeros(extra.n_clauses)
+            np.add.at(per_clause, np.repeat(np.arange(extra.n_clauses), np.diff(extra.param_start)), entries)
+            cost_extra = float(np.abs(per_clause[soft]).sum())
+        result.hard_violated = int(result.hard_violated) + hard_extra
+        result.cost = float(result.cost) + cost_extra
+        result.stats.update(hard_violated=result.hard_violated, unseparated_hard_violated=hard_extra,
+                            unseparated_soft_cost=cost_extra)
     return result, net
 
 
