@@ -3,11 +3,14 @@
 Each subcommand lives in ``commands/<name>.py`` and exposes ``register(app)``.
 User mistakes (``MarkovLogicError``) are printed as ``file:line:col: message``
 with the offending line and a caret, and exit with status 2; no traceback.
+Ctrl-C prints ``interrupted`` and exits with status 130; results are written
+atomically, so an interrupted run leaves the old result file untouched.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import typer
@@ -34,6 +37,7 @@ for _name in SUBCOMMANDS:
     _module.register(app)
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+INTERRUPTED = 130          # exit status after Ctrl-C (128 + SIGINT), as shells report it
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +45,13 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = rewrite_alchemy_argv(sys.argv[1:] if argv is None else list(argv))
     try:
-        app(args=argv, standalone_mode=False, prog_name="mln")
+        code = app(args=argv, standalone_mode=False, prog_name="mln")
+        if code == INTERRUPTED:          # typer turns KeyboardInterrupt into Exit(130)
+            err_console.print("interrupted")
+            return INTERRUPTED
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return INTERRUPTED
     except MarkovLogicError as exc:
         err_console.print(exc.render(), markup=False)
         return 2
@@ -53,7 +63,31 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:  # usage errors (unknown option, missing value)
         exc.show()
         return exc.exit_code
+    except MemoryError:
+        err_console.print(
+            "out of memory: the problem does not fit; limit what is ground (narrower queries, "
+            "--memory-limit), or use --method cpi or inference over clusterings")
+        return 2
+    except Exception as exc:              # noqa: BLE001 - the last line of defence: no traceback
+        if _interrupted(exc):
+            err_console.print("interrupted")
+            return INTERRUPTED
+        if os.environ.get("MLN_TRACEBACK"):
+            raise
+        err_console.print(f"internal error: {type(exc).__name__}: {exc}", markup=False)
+        err_console.print("this is a bug in markovlogic; run again with MLN_TRACEBACK=1 for the traceback "
+                          "and report it")
+        return 1
     return 0
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """DuckDB turns Ctrl-C during a query into its own exception."""
+    import duckdb
+
+    if isinstance(exc, getattr(duckdb, "InterruptException", ())):
+        return True
+    return isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower()
 
 
 if __name__ == "__main__":

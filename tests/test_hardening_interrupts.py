@@ -1,0 +1,69 @@
+"""Issue 16, item 7: Ctrl-C during inference, learning or grounding exits with
+status 130 and one line, and leaves the old result file as it was."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+CSE = DATA / "tuffy" / "cse"
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+pytestmark = pytest.mark.skipif(not CSE.is_dir(), reason=f"shared data not found at {CSE}")
+
+
+def _interrupt(args: list[str], after: float = 4.0) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "markovlogic.cli", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    return subprocess.CompletedProcess(args, p.returncode, out.decode(), err.decode())
+
+
+COMMON = ["-i", str(CSE / "prog.mln"), "-e", str(CSE / "evidence.db"), "-f", str(CSE / "query.db")]
+
+
+@pytest.mark.parametrize("extra", [
+    ["--samples", "10000000"],                                         # MC-SAT
+    ["--gibbs", "--samples", "10000000"],                             # Gibbs
+    ["--map", "--method", "maxwalksat", "--tries", "100000"],          # MaxWalkSAT
+])
+def test_ctrl_c_during_inference(tmp_path, extra):
+    result = tmp_path / "old.result"
+    result.write_text("the old result\n")
+    done = _interrupt(["infer", *COMMON, "-r", str(result), *extra])
+    assert done.returncode == 130, done.stderr[-500:]
+    assert done.stderr.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in done.stderr
+    assert result.read_text() == "the old result\n"
+
+
+def test_ctrl_c_during_learning(tmp_path):
+    out = tmp_path / "learned.mln"
+    out.write_text("old\n")
+    done = _interrupt(["learn", "-i", str(CSE / "prog.mln"), "-t", str(DATA / "uwcse" / "fold1" / "train.db"),
+                       "--ne", "advisedBy", "--method", "dn", "--iterations", "100000", "-o", str(out)])
+    assert done.returncode == 130, done.stderr[-500:]
+    assert "Traceback" not in done.stderr
+    assert out.read_text() == "old\n"
+
+
+def test_interrupted_duckdb_query_is_an_interrupt():
+    import duckdb
+
+    from markovlogic.cli import _interrupted
+
+    assert _interrupted(RuntimeError("Query interrupted"))
+    if hasattr(duckdb, "InterruptException"):
+        assert _interrupted(duckdb.InterruptException("INTERRUPT Error: Interrupted!"))
+    assert not _interrupted(RuntimeError("something else"))
