@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         if code == INTERRUPTED:          # typer turns KeyboardInterrupt into Exit(130)
             err_console.print("interrupted")
             return INTERRUPTED
+        sys.stdout.flush()
     except KeyboardInterrupt:
         err_console.print("interrupted")
         return INTERRUPTED
@@ -63,6 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:  # usage errors (unknown option, missing value)
         exc.show()
         return exc.exit_code
+    except BrokenPipeError:               # `mln infer ... | head`: the reader left
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except OSError as exc:
+        where = exc.filename or "standard output"
+        err_console.print(f"cannot write {where}: {exc.strerror or exc}", markup=False)
+        return 2
     except MemoryError:
         err_console.print(
             "out of memory: the problem does not fit; limit what is ground (narrower queries, "

@@ -76,3 +76,7 @@ class InferenceError(MarkovLogicError):
 
 class LearningError(MarkovLogicError):
     """Learning could not run on the given data."""
+
+
+class OutputError(MarkovLogicError):
+    """A result, model or figures file that cannot be written where asked."""

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import OptionError
-from ..io import write_text_atomic
+from ..io import check_outputs, write_text_atomic
 from .common import split_list
 
 console = Console(stderr=True, highlight=False)
@@ -39,6 +39,7 @@ def eval_command(
     from ..eval.files import read_result, read_truth
     from ..eval.report import evaluate, symmetric_truth
 
+    check_outputs({"stats file": stats_json}, [str(result)] + split_list(truth) + split_list(input))
     preds = split_list(queries)
     if not preds:
         raise OptionError("no predicate given (-q)")

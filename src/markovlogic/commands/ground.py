@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..io import write_text_atomic
+from ..io import check_outputs, write_text_atomic
 from .common import MAX_CNF_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
@@ -45,6 +45,8 @@ def ground_command(
     from ..ground.export import write_dump, write_wcnf
 
     apply_limits(max_cnf_clauses)
+    check_outputs({"dump file": dump, "WCNF file": wcnf, "stats file": stats_json},
+                  split_list(input) + split_list(evidence) + ([str(query_file)] if query_file else []))
     start = time.perf_counter()
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
     parsed = time.perf_counter()

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
-from ..io import write_text_atomic
+from ..io import check_outputs, write_text_atomic
 from .common import MAX_CNF_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
@@ -91,6 +91,8 @@ def infer_command(
     from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
 
     apply_limits(max_cnf_clauses)
+    check_outputs({"result file": result, "stats file": stats_json, "clusters file": clusters},
+                  split_list(input) + split_list(evidence) + ([str(query_file)] if query_file else []))
     want_map = map_ or map_true or map_all
     if want_map and (mcsat or gibbs):
         raise OptionError("--map (-m/-a) cannot be combined with -ms/-p (marginal inference)")

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import OptionError
-from ..io import write_text_atomic
+from ..io import check_outputs, write_text_atomic
 from .common import MAX_CNF_HELP, _existing, apply_limits, split_list
 
 console = Console(stderr=True, highlight=False)
@@ -77,6 +77,8 @@ def learn_command(
     from ..model import MLN
 
     apply_limits(max_cnf_clauses)
+    check_outputs({"output model": output, "trace file": trace, "plot file": plot},
+                  split_list(input) + split_list(train))
     method = _choose_method(method, generative, discriminative)
     if plot is not None:
         try:

@@ -83,6 +83,48 @@ class FunctionInfo:
     n_values: int = 0
 
 
+def open_database(db_path: str | None, config: dict):
+    """A DuckDB connection: in memory, or the store file ``db_path`` (created
+    if missing). A file that is not a DuckDB store is never touched (an
+    evidence ``.db`` file passed by mistake); a store another process holds
+    is a clear error."""
+    import re
+    from pathlib import Path
+
+    from ..errors import OptionError
+
+    if not db_path:
+        return duckdb.connect(":memory:", config=config)
+    path = Path(db_path)
+    if path.is_dir():
+        raise OptionError(f"--db-file {path} is a directory, not a store file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise OptionError(f"--db-file {path}: the folder {folder} does not exist")
+    if path.exists() and path.stat().st_size > 0:
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(12)
+        except OSError as exc:
+            raise OptionError(f"--db-file {path}: cannot read it ({exc.strerror or exc})") from None
+        if head[8:12] != b"DUCK":
+            raise OptionError(
+                f"--db-file {path} exists and is not a DuckDB store; refusing to touch it (is it an evidence "
+                ".db file? name the store differently, e.g. evidence.duckdb)")
+    try:
+        return duckdb.connect(str(path), config=config)
+    except duckdb.IOException as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            pid = re.search(r"PID (\d+)", text)
+            who = f" (PID {pid.group(1)})" if pid else ""
+            raise OptionError(f"the store {path} is in use by another process{who}; wait for it to finish "
+                              "or give another --db-file") from None
+        raise OptionError(f"cannot open the store {path}: {text}") from None
+    except duckdb.Error as exc:
+        raise OptionError(f"cannot open the store {path}: {exc}") from None
+
+
 def _where(pos) -> dict:
     if pos is None:
         return {}
@@ -201,7 +243,7 @@ class EvidenceStore:
             config["threads"] = int(threads)
         if memory_limit:
             config["memory_limit"] = memory_limit
-        self.con = duckdb.connect(db_path or ":memory:", config=config)
+        self.con = open_database(db_path, config)
         self._build_constant_tables()
         self.type_index: dict[str, int] = {t: i for i, t in enumerate(consts.members)}
         self._domains: dict[str, np.ndarray] = {}
