@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from .checks import check_databases, check_model, check_sampling_options
 from .errors import OptionError
 from .ground.network import GroundNetwork
 from .infer import EXACT_DEFAULT_SECONDS
@@ -181,6 +182,8 @@ def ground_model(
 ) -> GroundNetwork:
     from .ground import ground
 
+    check_model(mln)
+    check_databases(db)
     return ground(
         mln,
         _as_list(db),
@@ -210,6 +213,9 @@ def map_inference(
     formulas contradict the evidence; the answer's ``hard_violated`` counts
     the hard clauses the world breaks, and its cost includes ``W`` for each.
     """
+    check_model(mln)
+    check_databases(db)
+    check_sampling_options(options)
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
     if method in CLUSTER_METHODS:
@@ -290,6 +296,9 @@ def marginal_inference(
     """P(atom = true | evidence) for every query atom."""
     from .infer.marginals import check_options, solve_marginals
 
+    check_model(mln)
+    check_databases(db)
+    check_sampling_options(options)
     if method == "mh":
         from .cluster.api import cluster_marginals
 

@@ -66,8 +66,13 @@ class QueryError(MarkovLogicError):
     """A query that names something the model does not have."""
 
 
-class OptionError(MarkovLogicError):
-    """Options that are invalid or contradict each other."""
+class OptionError(MarkovLogicError, ValueError):
+    """Options that are invalid or contradict each other (a ``ValueError`` too,
+    as Python callers expect)."""
+
+
+class ArgumentTypeError(MarkovLogicError, TypeError):
+    """An argument of the wrong type given to the Python API (a ``TypeError``)."""
 
 
 class InferenceError(MarkovLogicError):

@@ -38,16 +38,17 @@ class MLN:
     @classmethod
     def from_file(cls, path: str | Path | list[str | Path]) -> "MLN":
         """Parse one .mln file (or several, read as one program in order)."""
+        from .checks import check_paths
         from .lang.parser import parse_mln_files
 
-        paths = path if isinstance(path, list) else [path]
-        return parse_mln_files([Path(p) for p in paths])
+        return parse_mln_files(check_paths(path, "path"))
 
     @classmethod
     def from_string(cls, text: str, filename: str = "<string>") -> "MLN":
+        from .checks import check_text
         from .lang.parser import parse_mln_text
 
-        return parse_mln_text(text, filename=filename)
+        return parse_mln_text(check_text(text, "text"), filename=check_text(filename, "filename"))
 
     # ------------------------------------------------------------ inference
     def ground(self, db: "Database | list[Database]", queries=None, **options):
@@ -70,8 +71,10 @@ class MLN:
 
     def learn(self, db: "Database | list[Database]", query_predicates=None, method: str = "dn", **options) -> "MLN":
         """A new MLN with weights learned from the training database(s)."""
+        from .checks import check_databases
         from .learn.api import learn_weights
 
+        check_databases(db)
         dbs = [db] if isinstance(db, Database) else list(db)
         return learn_weights(self, dbs, query_predicates=query_predicates, method=method, **options)
 
@@ -101,16 +104,21 @@ class Database:
     def from_file(cls, path: str | Path | list[str | Path], mln: MLN | None = None) -> "Database":
         """Parse one .db file (or several, concatenated). With ``mln``, check
         every atom against its declarations."""
+        from .checks import check_model, check_paths
         from .lang.parser import parse_db_files
 
-        paths = path if isinstance(path, list) else [path]
-        return parse_db_files([Path(p) for p in paths], mln=mln)
+        if mln is not None:
+            check_model(mln)
+        return parse_db_files(check_paths(path, "path"), mln=mln)
 
     @classmethod
     def from_string(cls, text: str, filename: str = "<string>", mln: MLN | None = None) -> "Database":
+        from .checks import check_model, check_text
         from .lang.parser import parse_db_text
 
-        return parse_db_text(text, filename=filename, mln=mln)
+        if mln is not None:
+            check_model(mln)
+        return parse_db_text(check_text(text, "text"), filename=check_text(filename, "filename"), mln=mln)
 
     def to_string(self) -> str:
         from .lang.printer import print_db

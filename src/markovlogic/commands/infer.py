@@ -90,7 +90,11 @@ def infer_command(
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
     from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
 
+    from ..checks import check_seconds, check_seed
+
     apply_limits(max_cnf_clauses)
+    check_seed(seed)
+    check_seconds(max_seconds)
     check_outputs({"result file": result, "stats file": stats_json, "clusters file": clusters},
                   split_list(input) + split_list(evidence) + ([str(query_file)] if query_file else []))
     want_map = map_ or map_true or map_all

@@ -161,6 +161,12 @@ def learn_model(
     from . import LEARNERS
     from .output import learned_mln_text, param_coefficients, split_clauses
 
+    from ..checks import check_databases, check_model, check_seconds, check_seed
+
+    check_model(mln)
+    check_databases(dbs)
+    check_seed(seed)
+    check_seconds(options.get("max_seconds"))
     if method not in METHODS:
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
