@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 
 import typer
 from rich.console import Console
@@ -44,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     from .commands.infer import rewrite_alchemy_argv
 
     argv = rewrite_alchemy_argv(sys.argv[1:] if argv is None else list(argv))
+    # numerical warnings of numpy and numba internals are not for the user of the
+    # command line (values are checked where they enter: weights, options)
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    warnings.showwarning = _show_warning
     try:
         code = app(args=argv, standalone_mode=False, prog_name="mln")
         if code == INTERRUPTED:          # typer turns KeyboardInterrupt into Exit(130)
@@ -90,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
                           "and report it")
         return 1
     return 0
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on standard error (no source line, no module path)."""
+    err_console.print(f"warning: {message}", markup=False)
 
 
 def _interrupted(exc: BaseException) -> bool:

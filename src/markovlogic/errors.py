@@ -85,3 +85,8 @@ class LearningError(MarkovLogicError):
 
 class OutputError(MarkovLogicError):
     """A result, model or figures file that cannot be written where asked."""
+
+
+class DomainExtendedWarning(UserWarning):
+    """Evidence names constants a type's declared list does not have: as in
+    Alchemy, they join the type (the command line prints this once per type)."""

@@ -33,6 +33,9 @@ class MLN:
     functions: dict[str, FunctionDecl] = field(default_factory=dict)
     formulas: list[FormulaDecl] = field(default_factory=list)
     set_features: list[SetFeature] = field(default_factory=list)
+    # types declared with a constant list (``person = {Anna, Bob}``), as opposed
+    # to types whose constants come from predicates, formulas and evidence
+    declared_types: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ reading
     @classmethod

@@ -39,6 +39,25 @@ from .ast import (
     Var,
 )
 
+# A weight beyond this is refused: sums of such weights over groundings lose
+# every smaller weight to rounding and overflow float64 (write a hard formula
+# instead: a final period).
+MAX_ABS_WEIGHT = 1e12
+
+
+def check_weight(weight, pos, what: str = "formula") -> None:
+    """A finite weight within +-MAX_ABS_WEIGHT, or ``MLNSemanticError`` at ``pos``."""
+    import math
+
+    if weight is None:
+        return
+    if not math.isfinite(weight) or abs(weight) > MAX_ABS_WEIGHT:
+        raise _err(
+            MLNSemanticError,
+            f"the weight {weight!r} of this {what} is out of range (at most {MAX_ABS_WEIGHT:g} in absolute "
+            "value; for a constraint that must hold, write a hard formula ending with a period)", pos)
+
+
 INTERNAL_ARITY = {"+": 2, "-": 2, "*": 2, "/": 2, "%": 2, "succ": 1, "concat": 2, "substr": 2}
 INTERNAL_PREDICATE_ARITY = {"substr": 2}
 

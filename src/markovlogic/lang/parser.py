@@ -20,7 +20,7 @@ from ..errors import MarkovLogicError, MLNSemanticError, OptionError
 from ..model import MLN, Database
 from .aggregates import RawAggregate, extract_aggregates, parse_body
 from .ast import And, Atom, Compare, Const, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, SetFeature, Var
-from .checks import analyze_formula, check_database, check_queries
+from .checks import analyze_formula, check_database, check_queries, check_weight
 from .dbfast import parse_db_lines
 from .frontend import frontend
 from .transform import (
@@ -242,8 +242,7 @@ class MLNBuilder:
         if raw.op is not None and kind in ("all", "some", "most"):
             raise _semantic(f"{kind}(...) is true or false already; a comparison applies to count, max, min, "
                             "size and distinct", raw.pos)
-        if raw.weight is not None and (raw.weight != raw.weight or abs(raw.weight) == float("inf")):
-            raise _semantic(f"the weight of a set-level feature must be a finite number, got {raw.weight}", raw.pos)
+        check_weight(raw.weight, raw.pos, "set-level feature")
         body = term = None
         typ = decl.arg_types[0]
         if kind != "size":
@@ -285,6 +284,7 @@ class MLNBuilder:
             raise _semantic(
                 "a formula has either a weight (soft) or a final period (hard), not both", stmt.period_pos
             )
+        check_weight(stmt.weight, stmt.pos)
         analysis = analyze_formula(formula, self.predicates, self.functions)
         for type_name, const in analysis.constants:
             self.add_constant(type_name, const)
@@ -366,6 +366,7 @@ class MLNBuilder:
             functions=dict(self.functions),
             formulas=list(self.formulas),
             set_features=features,
+            declared_types=tuple(self._declared),
         )
 
 

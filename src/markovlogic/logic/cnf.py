@@ -57,6 +57,7 @@ from ..errors import MLNSemanticError
 from ..lang.ast import Const, FormulaDecl, Pos, Term, Var
 from ..model import MLN
 from .clauses import ClauseTemplate, Comparison, ExistsGroup, Literal
+from ..lang.checks import check_weight
 from .limits import LIMITS, check_formula_size
 from .nnf import (
     FALSE,
@@ -389,6 +390,7 @@ def compile_formula(
     A formula whose CNF would exceed ``logic.limits`` is refused before it is
     converted; one nested too deeply for the remaining recursive steps gets
     an error at its place rather than a ``RecursionError``."""
+    check_weight(decl.weight, decl.pos)
     check_formula_size(decl.formula, decl.pos)
     try:
         return _compile_formula(decl, mln, formula_index=formula_index, domains=domains)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..lang.checks import MAX_ABS_WEIGHT, check_weight  # noqa: F401  (re-exported)
 from ..lang.ast import And, Atom, Compare, Exists, Forall, Formula, Iff, Implies, Not, Or
 
 MAX_CNF_CLAUSES = 100_000

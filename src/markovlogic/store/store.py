@@ -223,6 +223,7 @@ class EvidenceStore:
             vals = np.array([consts.ids[v] for v in values], dtype=np.int32)
             func_args[name] = (args, vals)
         self._check_query_constants()
+        self._warn_extended_types(by_pred, pred_args)
 
         # ---- 3. evidence rows: duplicates, contradictions, blocks
         truths: dict[str, np.ndarray] = {}
@@ -265,6 +266,45 @@ class EvidenceStore:
         self.n_evidence_atoms = len(atoms)
 
     # ------------------------------------------------------------ checks
+    def _warn_extended_types(self, by_pred, pred_args) -> None:
+        """Evidence constants outside a declared type's list join the type (as in
+        Alchemy); say so once per type, with the first such atom."""
+        import warnings
+
+        from ..errors import DomainExtendedWarning
+
+        declared = getattr(self.mln, "declared_types", ())
+        for tname in declared:
+            listed = self.mln.types.get(tname, ())
+            if not listed:
+                continue
+            ids = self.constants.ids
+            known = np.array(sorted(ids[c] for c in listed if c in ids), dtype=np.int64)
+            members = np.fromiter(self.constants.members.get(tname, {}), dtype=np.int64)
+            new = np.setdiff1d(members, known)
+            if len(new) == 0:
+                continue
+            first = None
+            for name, (_, _, positions) in by_pred.items():
+                decl = self.mln.predicates[name]
+                for j, t in enumerate(decl.arg_types):
+                    if t != tname or name not in pred_args or not len(pred_args[name]):
+                        continue
+                    hit = np.flatnonzero(np.isin(pred_args[name][:, j], new))
+                    if len(hit):
+                        pos = positions[int(hit[0])]
+                        if first is None or (pos is not None and first[0] is not None
+                                             and (pos.file, pos.line) < (first[0].file, first[0].line)):
+                            first = (pos, self.constants.names[int(pred_args[name][hit[0], j])])
+            where = ""
+            if first is not None:
+                pos, const = first
+                where = f" (first {const}" + (f" at {pos.file}:{pos.line}" if pos is not None else "") + ")"
+            warnings.warn(DomainExtendedWarning(
+                f"the evidence adds {len(new):,} constant{'s' if len(new) != 1 else ''} to type '{tname}', "
+                f"whose declared list has {len(listed):,}{where}; they join the type, as in Alchemy"),
+                stacklevel=2)
+
     def _group_atoms(self, atoms: list[EvidenceAtom]):
         """Per predicate: argument tuples, truth codes and positions; checks
         declaration and arity. (One pass over the parsed atoms, kept lean:
