@@ -38,7 +38,7 @@ upper_consts = st.from_regex(r"[A-Z][A-Za-z0-9_'\-]{0,5}", fullmatch=True)
 int_consts = st.integers(0, 10**6).map(str)
 string_consts = st.from_regex(r'"[A-Za-z0-9 _.,:;!?*/+-]{0,8}"', fullmatch=True)
 constants = st.one_of(upper_consts, int_consts, string_consts)
-weights = st.floats(allow_nan=False, allow_infinity=False, width=64)
+weights = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False, width=64)  # the allowed range (lang.checks.MAX_ABS_WEIGHT)
 
 
 @st.composite
