@@ -90,3 +90,8 @@ class OutputError(MarkovLogicError):
 class DomainExtendedWarning(UserWarning):
     """Evidence names constants a type's declared list does not have: as in
     Alchemy, they join the type (the command line prints this once per type)."""
+
+
+class ResourceError(MarkovLogicError):
+    """Work that would exceed the memory budget or another stated limit: the
+    message says what, the estimate, and the ways out."""

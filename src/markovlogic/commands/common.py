@@ -60,9 +60,18 @@ MAX_CNF_HELP = ("Largest number of CNF clauses one formula may expand to (defaul
                 "a formula beyond it is refused before it is converted.")
 
 
-def apply_limits(max_cnf_clauses: int | None) -> None:
-    """``--max-cnf-clauses``: the per-formula bound of ``logic.limits``."""
+MEMORY_HELP = ("Memory budget, e.g. 8G or 500M (default: 60% of the available memory); work that would "
+               "exceed it stops with an error naming the formula and the estimate.")
+
+
+def apply_limits(max_cnf_clauses: int | None, memory_limit: str | None = None) -> None:
+    """``--max-cnf-clauses`` (the per-formula bound of ``logic.limits``) and
+    ``--memory-limit`` (``resources.set_memory_limit``)."""
     if max_cnf_clauses is not None:
         from ..logic.limits import set_limits
 
         set_limits(max_cnf_clauses=max_cnf_clauses)
+    if memory_limit is not None:
+        from ..resources import set_memory_limit
+
+        set_memory_limit(memory_limit)

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..io import check_outputs, write_text_atomic
-from .common import MAX_CNF_HELP, apply_limits, load_inputs, peak_mb, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -38,13 +38,14 @@ def ground_command(
     wcnf_scale: float = typer.Option(1e6, "--wcnf-scale", help="WCNF weights are multiplied by this and rounded."),
     max_clauses: Optional[int] = typer.Option(None, "--max-clauses", help="Stop with an error past this many ground clauses."),
     blocks_as_clauses: bool = typer.Option(False, "--blocks-as-clauses", help="Exactly-one blocks as hard clauses."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Ground a model: atoms, clauses, blocks, components, time and memory."""
     from ..ground import ground
     from ..ground.export import write_dump, write_wcnf
 
-    apply_limits(max_cnf_clauses)
+    apply_limits(max_cnf_clauses, memory_limit)
     check_outputs({"dump file": dump, "WCNF file": wcnf, "stats file": stats_json},
                   split_list(input) + split_list(evidence) + ([str(query_file)] if query_file else []))
     start = time.perf_counter()

@@ -20,7 +20,7 @@ from rich.table import Table
 from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import check_outputs, write_text_atomic
-from .common import MAX_CNF_HELP, apply_limits, load_inputs, peak_mb, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -85,6 +85,7 @@ def infer_command(
     thin: Optional[int] = typer.Option(None, "--thin", help="mh marginals: proposals between samples (default: one per constant)."),
     restarts: Optional[int] = typer.Option(None, "--restarts", help="mh MAP: independent runs, the best kept (default 1)."),
     clusters: Optional[Path] = typer.Option(None, "--clusters", help="mh/agglomerative: also write the clusters, one per line (predicate, then its constants, tab-separated)."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
@@ -92,7 +93,7 @@ def infer_command(
 
     from ..checks import check_seconds, check_seed
 
-    apply_limits(max_cnf_clauses)
+    apply_limits(max_cnf_clauses, memory_limit)
     check_seed(seed)
     check_seconds(max_seconds)
     check_outputs({"result file": result, "stats file": stats_json, "clusters file": clusters},

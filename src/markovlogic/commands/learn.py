@@ -26,7 +26,7 @@ from rich.table import Table
 
 from ..errors import OptionError
 from ..io import check_outputs, write_text_atomic
-from .common import MAX_CNF_HELP, _existing, apply_limits, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, _existing, apply_limits, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -69,6 +69,8 @@ def learn_command(
     accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
+    drop_hard: bool = typer.Option(False, "--drop-hard", help="Learn without the hard formulas (too large to ground, e.g. transitivity); they are kept in the output unchanged."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Learn the weights of a model from training databases."""
@@ -76,7 +78,7 @@ def learn_command(
     from ..learn.api import learn_model
     from ..model import MLN
 
-    apply_limits(max_cnf_clauses)
+    apply_limits(max_cnf_clauses, memory_limit)
     check_outputs({"output model": output, "trace file": trace, "plot file": plot},
                   split_list(input) + split_list(train))
     method = _choose_method(method, generative, discriminative)
@@ -111,7 +113,7 @@ def learn_command(
         model = learn_model(
             mln, dbs, query_predicates=split_list(ne) or None, method=method,
             multiple_databases=multiple_databases, iterations=iterations, prior_stddev=prior_stddev,
-            seed=seed, callback=progress.update, **options,
+            seed=seed, callback=progress.update, drop_hard=drop_hard, **options,
         )
     result = model.result
     write_text_atomic(output, model.text)

@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import MarkovLogicError, MLNSemanticError
+from ..errors import MarkovLogicError, MLNSemanticError, ResourceError
 from ..lang.ast import Const, Func, Query
 from ..logic.clauses import ClauseTemplate, Comparison, Literal
 from ..logic.nnf import leaf_terms, term_vars
@@ -49,6 +49,10 @@ from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
 from .terms import Scope, is_internal
 
 MAX_DISTRIBUTION = 4096
+ROW_BYTES = 200          # estimated peak bytes per ground row, plus LITERAL_BYTES per literal (measured:
+LITERAL_BYTES = 60       # 150-450 bytes per row on tuffy/cse, class and Cora; rounded up)
+ATOM_BYTES = 64          # estimated bytes per registered ground atom
+COUNT_SECONDS = 10.0     # longest a template's groundings are counted before it is called too big
 KERNEL_THRESHOLD = 2_000_000   # literals
 
 
@@ -125,6 +129,7 @@ class Grounder:
         max_clauses: int | None = None,
         progress: bool = False,
         templates: list[ClauseTemplate] | None = None,
+        memory_limit: int | str | None = None,
     ) -> None:
         start = time.perf_counter()
         self.mln = mln
@@ -138,6 +143,10 @@ class Grounder:
         self.truth_closed_world = truth_closed_world
         self.query_truth = bool(truth_closed_world if query_truth is None else query_truth)
         self.max_clauses = max_clauses
+        from ..resources import memory_budget, parse_size
+
+        self.memory_limit = parse_size(memory_limit) if memory_limit is not None else memory_budget()
+        self.bytes_used = 0          # estimated bytes of the rows fetched so far
         self.progress = progress
         self.queries = list(queries or [])
         self.store = EvidenceStore(
@@ -213,6 +222,7 @@ class Grounder:
         for name, pattern in items:
             info = store.preds[name]
             sql = store.unknown_atoms_sql(name, pattern)
+            self._check_query_atoms(name, sql, pattern is None)
             order = ", ".join(f"a{j}" for j in range(info.arity))
             if order:
                 sql += f" ORDER BY {order}"
@@ -251,17 +261,102 @@ class Grounder:
                         used.append(v)
         return used
 
-    def _check_budget(self, i: int, sql: str, used: int) -> None:
-        if self.max_clauses is None:
+    def _check_query_atoms(self, name: str, sql: str, whole: bool) -> None:
+        """Stop before registering more query atoms than the budget holds."""
+        from ..resources import format_bytes
+
+        info = self.store.preds[name]
+        bound = 1.0
+        for t in info.arg_types:
+            bound *= float(len(self.store.domain(t)))
+        remaining = self.memory_limit - self.bytes_used
+        if bound * ATOM_BYTES <= remaining:
+            self.bytes_used += int(bound * ATOM_BYTES)
             return
-        n = self._count(sql)
-        if used + n > self.max_clauses:
-            raise MarkovLogicError(
+        if whole:            # every grounding of the predicate: no need to count
+            n = int(info.n_unknown if info.closed else bound - info.n_true - info.n_false)
+        else:
+            n = self._count_bounded(sql, COUNT_SECONDS)
+        if n is None or n * ATOM_BYTES > remaining:
+            count = f"{n:,}" if n is not None else f"up to {bound:.3g}"
+            raise ResourceError(
+                f"query predicate {name} has {count} unknown ground atoms, about "
+                f"{format_bytes((n if n is not None else bound) * ATOM_BYTES)}; the memory budget is "
+                f"{format_bytes(self.memory_limit)}. Ways out: query fewer atoms (-q {name}(...) with constants), "
+                "give more evidence, or a larger --memory-limit.")
+        self.bytes_used += n * ATOM_BYTES
+
+    def _row_bytes(self, i: int) -> int:
+        """Estimated peak bytes per ground row of template ``i`` (result columns,
+        literal codes, merging and the network; measured on the tuffy workloads,
+        rounded up)."""
+        return ROW_BYTES + LITERAL_BYTES * max(1, len(self.templates[i].literals))
+
+    def _grounding_bound(self, i: int) -> float:
+        """An upper bound of template ``i``'s groundings: the product of its
+        clause variables' domain sizes."""
+        t = self.templates[i]
+        bound = 1.0
+        for v in clause_variables(t):
+            bound *= float(len(self.store.domain(t.variable_types[v])))
+        return bound
+
+    def _count_bounded(self, sql: str, seconds: float) -> int | None:
+        """``count(*)`` of the query, or None if it takes longer than ``seconds``."""
+        import threading
+
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            self.store.con.interrupt()
+
+        timer = threading.Timer(seconds, stop)
+        timer.start()
+        try:
+            return self._count(sql)
+        except Exception:
+            if fired.is_set():
+                return None
+            raise
+        finally:
+            timer.cancel()
+
+    def _check_budget(self, i: int, sql: str, used: int) -> None:
+        """Stop before a template's rows would exceed the memory budget (or
+        ``max_clauses``): a cheap bound first, the exact count when needed."""
+        per_row = self._row_bytes(i)
+        remaining = self.memory_limit - self.bytes_used
+        bound = self._grounding_bound(i)
+        if self.max_clauses is None and bound * per_row <= remaining:
+            return
+        n = self._count_bounded(sql, COUNT_SECONDS)
+        if n is None:
+            self._too_big(i, bound, per_row, counted=False)
+        if self.max_clauses is not None and used + n > self.max_clauses:
+            raise ResourceError(
                 f"template {i} {self._template_text(i)} would produce {n:,} ground clauses "
                 f"({used:,} already grounded; max_clauses={self.max_clauses:,}). "
                 "Ground a smaller part (narrower queries, more evidence), or use cutting-plane "
                 "inference (--method cpi), which grounds only the clauses a solution violates."
             )
+        if n * per_row > remaining:
+            self._too_big(i, float(n), per_row, counted=True)
+
+    def _too_big(self, i: int, rows: float, per_row: int, counted: bool) -> None:
+        from ..resources import format_bytes
+
+        t = self.templates[i]
+        estimate = f"{rows:,.0f}" if counted else f"up to {rows:.3g} (counting them did not finish in {COUNT_SECONDS:g} s)"
+        hard = " It is a hard formula: --method cpi separates only the groundings a solution violates, and " \
+               "learning can leave hard formulas out (mln learn --drop-hard)." if t.hard else ""
+        raise ResourceError(
+            f"template {i} {self._template_text(i)} would produce {estimate} ground clauses, about "
+            f"{format_bytes(rows * per_row)}; the memory budget is {format_bytes(self.memory_limit)} "
+            f"({format_bytes(self.bytes_used)} used by the templates before it).{hard} Ways out: ground less "
+            "(narrower queries, more evidence), --method cpi (cutting planes), inference over clusterings for "
+            "an equivalence predicate (--method agglomerative or mh), or a larger --memory-limit."
+        )
 
     def ground_template(self, i: int, used: int = 0) -> tuple[Rows | None, dict]:
         """The ground rows of template ``i`` (evidence-simplified, not merged)
@@ -285,6 +380,7 @@ class Grounder:
             res = self._fetch(q.sql)
         n = len(next(iter(res.values()))) if res else 0
         info["rows"] = n
+        self.bytes_used += n * self._row_bytes(i)
         if n == 0:
             return None, info
         codes = self._literal_codes(res, q, n)
@@ -880,6 +976,7 @@ def ground(
     progress: bool = False,
     query_truth: bool | None = None,
     fold_units: bool = True,
+    memory_limit: int | str | None = None,
 ) -> GroundNetwork:
     """The ground Markov network of ``mln`` with evidence ``db`` for ``queries``.
 
@@ -892,7 +989,7 @@ def ground(
         mln, db, queries,
         closed=closed, open_=open_, db_path=db_path, allow_unweighted=allow_unweighted,
         truth_closed_world=truth_closed_world, query_truth=query_truth,
-        max_clauses=max_clauses, progress=progress,
+        max_clauses=max_clauses, progress=progress, memory_limit=memory_limit,
     )
     try:
         return g.network(blocks_as_clauses=blocks_as_clauses, fold_units=fold_units)

@@ -137,6 +137,7 @@ def learn_model(
     seed: int = 0,
     callback: Callback | None = None,
     networks: Sequence[GroundNetwork] | None = None,
+    drop_hard: bool = False,
     **options,
 ) -> LearnedModel:
     """Ground, learn, and build the learned model (see module docstring).
@@ -156,7 +157,14 @@ def learn_model(
     cutting planes at each MAP call, over the soft clauses ground in full
     (``learn/lazy.py``). Every
     discriminative learner starts from the pseudo-likelihood optimum unless
-    ``init="model"``."""
+    ``init="model"``.
+
+    ``drop_hard``: learn without the hard formulas (and without the axioms of
+    declared equivalences), which can be too large to ground (transitivity over
+    every triple); the learned model keeps them unchanged. Learning soft weights
+    this way is exact when the hard formulas hold in the training data and the
+    soft ones do not interact through them (pseudo-likelihood of a pairwise
+    model, for instance)."""
     from ..model import Database
     from . import LEARNERS
     from .output import learned_mln_text, param_coefficients, split_clauses
@@ -189,6 +197,9 @@ def learn_model(
         kwargs["prior_stddev"] = float(prior_stddev)
     if isinstance(dbs, Database):
         dbs = [dbs]
+    original = mln
+    if drop_hard:
+        mln = _without_hard(mln)
     predicates = learned_predicates(mln, query_predicates, method)
 
     start = time.perf_counter()
@@ -225,6 +236,9 @@ def learn_model(
 
     text = learned_mln_text(clausal, result.param_info, result.params, param_coefficients(nets, len(result.params)))
     learned = parse_mln_text(text, filename="<learned>")
+    if drop_hard:
+        learned = _with_hard(learned, original)
+        text = learned.to_string()
     return LearnedModel(
         mln=learned,
         text=text,
@@ -234,6 +248,29 @@ def learn_model(
         ground_seconds=ground_seconds,
         learn_seconds=learn_seconds,
     )
+
+
+def _without_hard(mln: "MLN") -> "MLN":
+    """The model without its hard formulas and with equivalence declarations
+    turned into plain predicates (their axioms are hard)."""
+    from dataclasses import replace
+
+    from ..model import MLN
+
+    preds = {n: replace(d, equivalence=False) if getattr(d, "equivalence", False) else d
+             for n, d in mln.predicates.items()}
+    return MLN(types=dict(mln.types), predicates=preds, functions=dict(mln.functions),
+               formulas=[f for f in mln.formulas if not f.hard], set_features=list(mln.set_features),
+               declared_types=mln.declared_types)
+
+
+def _with_hard(learned: "MLN", original: "MLN") -> "MLN":
+    """The learned model with the original's hard formulas and declarations back."""
+    from ..model import MLN
+
+    return MLN(types=dict(learned.types), predicates=dict(original.predicates), functions=dict(learned.functions),
+               formulas=list(learned.formulas) + [f for f in original.formulas if f.hard],
+               set_features=list(learned.set_features), declared_types=original.declared_types)
 
 
 def learn_weights(
