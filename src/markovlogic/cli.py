@@ -22,7 +22,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn")
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval")
 
 for _name in SUBCOMMANDS:
     try:
