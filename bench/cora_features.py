@@ -7,11 +7,13 @@ and a set of words (``HasWordTitle(t, w)``), held as a sparse
 mention x vocabulary incidence matrix. :func:`pair_similarities` computes,
 for any list of pairs (all pairs, or candidate pairs from blocking), per
 field: identical constant, shared words, words of one missing from the other,
-Jaccard similarity; vectorised (sparse row products), no loop over pairs.
+Jaccard similarity, TF-IDF cosine; vectorised (sparse row products), no loop over pairs.
 
 - :func:`bib_mentions`: fields ``title``, ``author``, ``venue`` (the
   ``Title``/``Author``/``Venue`` constants and their ``HasWord*`` words; Cora's
   folds give each citation one author string).
+- :func:`token_mentions`: ``cora_tokens`` citations as token sets
+  (``tokens``, ``front``, ``back``, ``first5``, ``numbers``).
 - :func:`author_mentions`: fields ``name`` (the author string's words),
   ``initials`` (first letters of those words), ``title`` and ``venue`` (the
   words of the titles and venues of every citation the author string is on),
@@ -19,7 +21,8 @@ Jaccard similarity; vectorised (sparse row products), no loop over pairs.
   Jaccard is the overlap of the two authors' papers).
 
 Use as evidence for a model: ``pair_similarities(...)`` is a pandas frame
-``i, j, <field>_same, <field>_shared, <field>_missing, <field>_jaccard``;
+``i, j, <field>_same, <field>_shared, <field>_missing, <field>_jaccard,
+<field>_cosine``;
 :func:`similarity_atoms` writes chosen columns, thresholded, as ``.db`` lines
 (``TitleJaccardAtLeast70(b1, b2)``...).
 
@@ -38,18 +41,19 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_matrix
 
-_ATOM = re.compile(r"^\s*(\w+)\(\s*([^,()\s]+)\s*,\s*([^,()\s]+)\s*\)\s*$")
+_ATOM = re.compile(r"^\s*(\w+)\(([^()]*)\)\s*$")
 
 
 def read_atoms(path: str | Path) -> dict[str, pd.DataFrame]:
-    """The true binary atoms of a Cora ``.db`` file, per predicate, as frames
-    with columns ``a, b`` (Cora's files hold only true binary atoms)."""
-    rows: dict[str, list[tuple[str, str]]] = {}
+    """The true atoms of a Cora ``.db`` file (these files hold only true atoms
+    with plain constants), per predicate, as frames with columns ``a, b, c...``
+    (one per argument)."""
+    rows: dict[str, list[tuple[str, ...]]] = {}
     for line in Path(path).read_text().splitlines():
         m = _ATOM.match(line)
         if m:
-            rows.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
-    return {p: pd.DataFrame(r, columns=["a", "b"]) for p, r in rows.items()}
+            rows.setdefault(m.group(1), []).append(tuple(x.strip() for x in m.group(2).split(",")))
+    return {p: pd.DataFrame(r, columns=list("abcdefgh")[:len(r[0])]) for p, r in rows.items()}
 
 
 def _bib_order(name: str) -> tuple[int, str]:
@@ -146,6 +150,36 @@ def author_mentions(atoms: dict[str, pd.DataFrame]) -> Mentions:
     return Mentions(names, fields)
 
 
+def token_mentions(atoms: dict[str, pd.DataFrame]) -> Mentions:
+    """Citations of ``cora_tokens`` (``Token(token, position, bib)``), with
+    fields of token sets: ``tokens`` (all), ``front`` (before
+    ``FirstNonAuthorTitleTkn``, Poon's first venue keyword: authors and
+    title), ``back`` (from there on: venue, year...), ``first5`` (positions
+    0-4: mostly author names), ``numbers`` (``IsDigit``/``IsDate`` tokens)."""
+    empty = pd.DataFrame(columns=["a", "b", "c"])
+    tok = atoms.get("Token", empty)
+    names = np.array(sorted(set(tok["c"]), key=_bib_order), dtype=object)
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    rows = tok["c"].map(index).to_numpy()
+    pos = tok["b"].str.extract(r"(\d+)$")[0].astype(int).to_numpy()
+    first = atoms.get("FirstNonAuthorTitleTkn", pd.DataFrame(columns=["a", "b"]))
+    boundary = np.full(n, 10**6)
+    fb = first["a"].map(index)
+    ok = fb.notna().to_numpy()
+    boundary[fb[ok].astype(int).to_numpy()] = first["b"][ok].str.extract(r"(\d+)$")[0].astype(int).to_numpy()
+    numeric = set(atoms.get("IsDigit", empty)["a"]) | set(atoms.get("IsDate", empty)["a"])
+    token = tok["a"].to_numpy()
+    none = np.full(n, None, dtype=object)
+    fields = {}
+    for name, keep in (("tokens", np.ones(len(tok), bool)), ("front", pos < boundary[rows]),
+                       ("back", pos >= boundary[rows]), ("first5", pos < 5),
+                       ("numbers", tok["a"].isin(numeric).to_numpy())):
+        m, v = _incidence(n, rows[keep], token[keep])
+        fields[name] = Field(none.copy(), m, v)
+    return Mentions(names, fields)
+
+
 def truth_pairs(atoms: dict[str, pd.DataFrame], predicate: str, mentions: Mentions) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs ``(i, j)`` of the predicate's true atoms among the mentions
     (as listed: reflexive atoms and both orientations included)."""
@@ -175,7 +209,8 @@ def pair_similarities(mentions: Mentions, i: np.ndarray, j: np.ndarray,
                       fields: Iterable[str] | None = None) -> pd.DataFrame:
     """Per pair ``(i[k], j[k])`` and field: ``_same`` (same constant, both
     present), ``_shared`` (words in both), ``_missing`` (words in one only),
-    ``_jaccard`` (shared / union, 0 when both are empty)."""
+    ``_jaccard`` (shared / union, 0 when both are empty), ``_cosine`` (of the
+    TF-IDF vectors, idf over these mentions)."""
     i = np.asarray(i, dtype=np.int64)
     j = np.asarray(j, dtype=np.int64)
     out = {"i": i, "j": j}
@@ -190,7 +225,20 @@ def pair_similarities(mentions: Mentions, i: np.ndarray, j: np.ndarray,
         out[f"{name}_shared"] = shared
         out[f"{name}_missing"] = union - shared
         out[f"{name}_jaccard"] = np.divide(shared, union, out=np.zeros(len(i)), where=union > 0)
+        out[f"{name}_cosine"] = _row_overlap(_tfidf(f.words), i, j)
     return pd.DataFrame(out)
+
+
+def _tfidf(words: csr_matrix) -> csr_matrix:
+    """Rows of 0/1 word incidence weighted by idf = log(1 + mentions / mentions with
+    the word), scaled to unit length (empty rows stay 0)."""
+    n = words.shape[0]
+    df = np.asarray((words > 0).sum(axis=0)).ravel()
+    idf = np.log1p(n / np.maximum(df, 1))
+    m = csr_matrix(words.multiply(idf[None, :]))
+    norm = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    scale = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
+    return csr_matrix(m.multiply(scale[:, None]))
 
 
 def similarity_atoms(frame: pd.DataFrame, names: np.ndarray, column: str, threshold: float,

@@ -44,6 +44,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,16 +58,39 @@ from bench.cora_features import (
     bib_mentions,
     pair_similarities,
     read_atoms,
+    token_mentions,
     truth_pairs,
 )
 from bench.harness import REPO_ROOT, RESULTS_DIR, Skip, data_dir, workload
 
-FEATURES = {
-    "SameBib": ["title_same", "author_same", "venue_same", "title_jaccard", "author_jaccard", "venue_jaccard"],
-    "SameAuthor": ["name_jaccard", "name_shared", "initials_jaccard", "title_jaccard", "venue_jaccard",
-                   "titles_jaccard"],
+
+
+@dataclass(frozen=True)
+class Task:
+    """One entity-resolution task: its mentions, the field whose identical
+    constant (``const``) or identical word set (``words``) is baseline (a),
+    the Jaccard column of baseline (b), the features of baseline (c)."""
+
+    dataset: str
+    predicate: str
+    mentions: Callable[[dict], Mentions]
+    identical: tuple[str, str]
+    identical_name: str
+    jaccard: str
+    features: tuple[str, ...]
+
+
+TASKS = {
+    ("cora", "SameBib"): Task(
+        "cora", "SameBib", bib_mentions, ("const", "title"), "identical title", "title_jaccard",
+        ("title_same", "author_same", "venue_same", "title_jaccard", "author_jaccard", "venue_jaccard")),
+    ("cora", "SameAuthor"): Task(
+        "cora", "SameAuthor", author_mentions, ("words", "name"), "identical name words", "name_jaccard",
+        ("name_jaccard", "name_shared", "initials_jaccard", "title_jaccard", "venue_jaccard", "titles_jaccard")),
+    ("cora_tokens", "SameBib"): Task(
+        "cora_tokens", "SameBib", token_mentions, ("words", "front"), "identical front tokens", "tokens_jaccard",
+        ("tokens_jaccard", "tokens_cosine", "front_jaccard", "back_jaccard", "first5_jaccard", "numbers_jaccard")),
 }
-JACCARD = {"SameBib": "title_jaccard", "SameAuthor": "name_jaccard"}
 THRESHOLDS = np.round(np.arange(0.05, 1.0001, 0.05), 2)
 OFFSETS = np.arange(-2.0, 4.01, 1.0)
 MODEL_PATH = REPO_ROOT / "examples" / "cora-er" / "cora-pairwise.mln"
@@ -148,10 +173,11 @@ def score_matrix(n: int, i: np.ndarray, j: np.ndarray, z: np.ndarray) -> np.ndar
 class Split:
     """Mentions, all their pairs, the pair similarities and the truth (pairs as listed)."""
 
-    def __init__(self, atoms: dict, predicate: str, truth_atoms: dict | None = None):
+    def __init__(self, atoms: dict, task: Task, truth_atoms: dict | None = None):
         from markovlogic.eval.coref import Pairs
 
-        self.mentions: Mentions = (bib_mentions if predicate == "SameBib" else author_mentions)(atoms)
+        predicate = task.predicate
+        self.mentions: Mentions = task.mentions(atoms)
         n = len(self.mentions)
         self.n = n
         self.i, self.j = all_pairs(n)
@@ -166,16 +192,16 @@ class Split:
         return pairwise(labels, self.truth).f1
 
 
-def identical(split: Split, predicate: str) -> np.ndarray:
-    """Same title constant (SameBib) or the same set of name words (SameAuthor)."""
+def identical(split: Split, task: Task) -> np.ndarray:
+    """Clusters of mentions with the same constant, or the same (non-empty) word set, in one field."""
     import pandas as pd
 
-    m = split.mentions
-    if predicate == "SameBib":
-        key = m.fields["title"].const
-        key = np.where(key == None, np.arange(split.n).astype(str), key)  # noqa: E711
+    kind, name = task.identical
+    f = split.mentions.fields[name]
+    if kind == "const":
+        key = np.where(f.const == None, np.arange(split.n).astype(str), f.const)  # noqa: E711
     else:
-        w = m.fields["name"].words.tocsr()
+        w = f.words.tocsr()
         key = np.array([",".join(map(str, sorted(w.indices[w.indptr[k]:w.indptr[k + 1]]))) or f"#{k}"
                         for k in range(split.n)], dtype=object)
     return pd.factorize(key)[0]
@@ -188,52 +214,54 @@ def choose(values, labels_of, split: Split) -> tuple[float, float]:
     return value, f1
 
 
-def run_fold(fold: int, predicates=("SameBib", "SameAuthor"), model: bool = True) -> list[dict]:
-    """Every baseline of one fold: a row of figures per (predicate, method)."""
+def run_fold(fold: int, tasks=tuple(TASKS.values()), model: bool = True) -> list[dict]:
+    """Every baseline of one fold: a row of figures per (dataset, predicate, method)."""
     from markovlogic.eval import clusters_from_labels, evaluate, write_clusters
 
-    folder = data_dir() / "cora" / f"fold{fold}"
-    for name in ("train.db", "test-evidence.db", "test-truth.db"):
-        if not (folder / name).is_file():
-            raise Skip(f"missing {folder / name}")
     OUT_DIR.mkdir(parents=True, exist_ok=True)
-    train_atoms = read_atoms(folder / "train.db")
-    test_atoms = read_atoms(folder / "test-evidence.db")
-    test_truth = read_atoms(folder / "test-truth.db")
     rows = []
+    cache: dict[str, tuple] = {}
+    for task in tasks:
+        folder = data_dir() / task.dataset / f"fold{fold}"
+        for name in ("train.db", "test-evidence.db", "test-truth.db"):
+            if not (folder / name).is_file():
+                raise Skip(f"missing {folder / name}")
+        if task.dataset not in cache:
+            cache[task.dataset] = (read_atoms(folder / "train.db"), read_atoms(folder / "test-evidence.db"),
+                                   read_atoms(folder / "test-truth.db"))
+        train_atoms, test_atoms, test_truth = cache[task.dataset]
+        predicate = task.predicate
 
-    def score(predicate: str, method: str, labels: np.ndarray, test: Split, **extra) -> None:
-        slug = method.split()[0].lower().replace("(", "").replace(".", "-")
-        path = OUT_DIR / f"{predicate}.{slug}.fold{fold}.clusters"
-        write_clusters(path, {predicate: clusters_from_labels(list(test.mentions.names), labels)})
-        figures = evaluate(path, folder / "test-truth.db", [predicate], equivalence=[predicate])
-        rows.append(_row(fold, predicate, method, figures, **extra))
+        def score(method: str, labels: np.ndarray, **extra) -> None:
+            slug = method.split()[0].lower().replace("(", "").replace(".", "-")
+            path = OUT_DIR / f"{task.dataset}.{predicate}.{slug}.fold{fold}.clusters"
+            write_clusters(path, {predicate: clusters_from_labels(list(test.mentions.names), labels)})
+            figures = evaluate(path, folder / "test-truth.db", [predicate], equivalence=[predicate])
+            rows.append(_row(fold, task.dataset, predicate, method, figures, **extra))
 
-    for predicate in predicates:
         start = time.perf_counter()
-        train = Split(train_atoms, predicate)
-        test = Split(test_atoms, predicate, truth_atoms=test_truth)
-        # (a) identical constant / name words
-        score(predicate, "identical " + ("title" if predicate == "SameBib" else "name words"),
-              identical(test, predicate), test, train_f1=train.pairwise_f1(identical(train, predicate)))
+        train = Split(train_atoms, task)
+        test = Split(test_atoms, task, truth_atoms=test_truth)
+        # (a) identical constant / word set
+        score(task.identical_name, identical(test, task), train_f1=train.pairwise_f1(identical(train, task)))
         # (b) Jaccard threshold, then closure
-        col = JACCARD[predicate]
+        col = task.jaccard
         t, f1 = choose(THRESHOLDS, lambda v: closure(train.n, train.i, train.j, train.frame[col].to_numpy() >= v),
                        train)
-        score(predicate, col.split("_")[0] + " jaccard", closure(test.n, test.i, test.j, test.frame[col].to_numpy() >= t),
-              test, chosen=t, train_f1=f1)
+        score(col.split("_")[0] + " jaccard", closure(test.n, test.i, test.j, test.frame[col].to_numpy() >= t),
+              chosen=t, train_f1=f1)
         # (c) logistic regression on pair similarities, greedy correlation clustering
-        cols = FEATURES[predicate]
+        cols = list(task.features)
         w = logistic_regression(train.frame[cols].to_numpy(), train.y.astype(float))
         z_train = train.frame[cols].to_numpy() @ w[:-1] + w[-1]
         s_train = score_matrix(train.n, train.i, train.j, z_train)
         off, f1 = choose(OFFSETS, lambda o: greedy_correlation_clustering(s_train + o * (1 - np.eye(train.n))), train)
         z_test = test.frame[cols].to_numpy() @ w[:-1] + w[-1] + off
-        score(predicate, "LR + greedy CC", greedy_correlation_clustering(score_matrix(test.n, test.i, test.j, z_test)),
-              test, chosen=off, train_f1=f1, weights=[round(float(v), 3) for v in w])
+        score("LR + greedy CC", greedy_correlation_clustering(score_matrix(test.n, test.i, test.j, z_test)),
+              chosen=off, train_f1=f1, weights=[round(float(v), 3) for v in w])
         rows[-1]["seconds"] = round(time.perf_counter() - start, 2)
-    if model and "SameBib" in predicates:
-        rows.append(run_model(fold, folder))
+        if model and (task.dataset, predicate) == ("cora", "SameBib"):
+            rows.append(run_model(fold, folder))
     return rows
 
 
@@ -250,15 +278,15 @@ def run_model(fold: int, folder: Path) -> dict:
     start = time.perf_counter()
     answer = mln.map(evidence, queries="SameBib", method="cpi", max_seconds=600.0)
     seconds = time.perf_counter() - start
-    path = OUT_DIR / f"SameBib.cora-pairwise-cpi.fold{fold}.result"
+    path = OUT_DIR / f"cora.SameBib.cora-pairwise-cpi.fold{fold}.result"
     write_text_atomic(path, answer.to_alchemy())
     figures = evaluate(path, folder / "test-truth.db", ["SameBib"], mln=mln)
-    return _row(fold, "SameBib", "cora-pairwise.mln (CPI)", figures, seconds=round(seconds, 2),
+    return _row(fold, "cora", "SameBib", "cora-pairwise.mln (CPI)", figures, seconds=round(seconds, 2),
                 optimal=bool(answer.optimal))
 
 
-def _row(fold: int, predicate: str, method: str, figures: dict, **extra) -> dict:
-    row = {"fold": fold, "predicate": predicate, "method": method}
+def _row(fold: int, dataset: str, predicate: str, method: str, figures: dict, **extra) -> dict:
+    row = {"fold": fold, "dataset": dataset, "predicate": predicate, "method": method}
     for m in METRICS:
         for k in ("precision", "recall", "f1"):
             row[f"{m}_{k}"] = figures[f"{m}_{k}"]
@@ -271,32 +299,36 @@ def _row(fold: int, predicate: str, method: str, figures: dict, **extra) -> dict
 # ------------------------------------------------------------------ tables
 
 
+def _key(r: dict) -> tuple[str, str, str]:
+    return r["dataset"], r["predicate"], r["method"]
+
+
 def markdown(rows: list[dict]) -> str:
+    """The mean table (per fold pairwise F1 at the end), then every fold."""
     folds = sorted({r["fold"] for r in rows})
-    order = list(dict.fromkeys((r["predicate"], r["method"]) for r in rows))
-    out = [f"Cora entity resolution, baselines (thresholds chosen on each fold's training data), folds "
-           f"{', '.join(map(str, folds))}: mean over folds", "",
-           "| predicate | method | pairwise P | pairwise R | pairwise F1 | B3 P | B3 R | B3 F1 | MUC F1 | CEAF-e F1 |"
-           + "".join(f" F1 fold{f} |" for f in folds),
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(folds)]
-    for pred, method in order:
-        mine = {r["fold"]: r for r in rows if (r["predicate"], r["method"]) == (pred, method)}
-        mean = {k: np.mean([r[k] for r in mine.values()]) for k in
-                ("pairwise_precision", "pairwise_recall", "pairwise_f1", "b3_precision", "b3_recall", "b3_f1",
-                 "muc_f1", "ceafe_f1")}
-        cells = " | ".join(f"{mean[k]:.3f}" for k in mean)
+    order = list(dict.fromkeys(_key(r) for r in rows))
+    means = ("pairwise_precision", "pairwise_recall", "pairwise_f1", "b3_precision", "b3_recall", "b3_f1",
+             "muc_f1", "ceafe_f1")
+    out = [f"Cora entity resolution: baselines with thresholds chosen on each fold's training data; "
+           f"mean over folds {', '.join(map(str, folds))}", "",
+           "| data | predicate | method | pairwise P | pairwise R | pairwise F1 | B3 P | B3 R | B3 F1 | MUC F1 "
+           "| CEAF-e F1 |" + "".join(f" F1 fold{f} |" for f in folds),
+           "|---|---|---|" + "---:|" * (len(means) + len(folds))]
+    for key in order:
+        mine = {r["fold"]: r for r in rows if _key(r) == key}
+        cells = " | ".join(f"{np.mean([r[k] for r in mine.values()]):.3f}" for k in means)
         per_fold = "".join(f" {mine[f]['pairwise_f1']:.3f} |" if f in mine else " - |" for f in folds)
-        out.append(f"| {pred} | {method} | {cells} |{per_fold}")
-    out += ["", "Per fold (t: the threshold or log-odds offset chosen on training data; train F1: its pairwise "
-            "F1 there)", "",
-            "| predicate | method | fold | t | train F1 | pairwise P | pairwise R | pairwise F1 | B3 F1 | MUC F1 "
-            "| CEAF-e F1 | clusters true/pred |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for pred, method in order:
-        for r in sorted((r for r in rows if (r["predicate"], r["method"]) == (pred, method)), key=lambda r: r["fold"]):
+        out.append(f"| {' | '.join(key)} | {cells} |{per_fold}")
+    out += ["", "Per fold (t: the Jaccard threshold or the log-odds offset chosen on the training data; "
+            "train F1: the pairwise F1 it reached there)", "",
+            "| data | predicate | method | fold | t | train F1 | pairwise P | pairwise R | pairwise F1 | B3 F1 "
+            "| MUC F1 | CEAF-e F1 | clusters true/pred |",
+            "|---|---|---|" + "---:|" * 10]
+    for key in order:
+        for r in sorted((r for r in rows if _key(r) == key), key=lambda r: r["fold"]):
             t = f"{r['chosen']:g}" if "chosen" in r else "-"
             tf = f"{r['train_f1']:.3f}" if "train_f1" in r else "-"
-            out.append(f"| {pred} | {method} | {r['fold']} | {t} | {tf} | {r['pairwise_precision']:.3f} | "
+            out.append(f"| {' | '.join(key)} | {r['fold']} | {t} | {tf} | {r['pairwise_precision']:.3f} | "
                        f"{r['pairwise_recall']:.3f} | {r['pairwise_f1']:.3f} | {r['b3_f1']:.3f} | {r['muc_f1']:.3f} | "
                        f"{r['ceafe_f1']:.3f} | {r['true_clusters']}/{r['predicted_clusters']} |")
     return "\n".join(out) + "\n"
@@ -309,33 +341,34 @@ def _folds(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
 
-def run_all(folds: list[int], model: bool = True) -> list[dict]:
+def run_all(folds: list[int], datasets=("cora", "cora_tokens"), model: bool = True) -> list[dict]:
+    tasks = tuple(t for t in TASKS.values() if t.dataset in datasets)
     rows = []
     for fold in folds:
-        rows += run_fold(fold, model=model)
+        rows += run_fold(fold, tasks, model=model)
     return rows
 
 
 @workload("cora-baselines", "Cora folds 1-5: identical title, title Jaccard + closure, LR + greedy correlation "
-          "clustering (SameBib, SameAuthor), thresholds from training data; mean pairwise/B3/MUC/CEAF-e",
-          timeout=1800.0)
+          "clustering (SameBib, SameAuthor; cora_tokens SameBib), thresholds from training data; mean "
+          "pairwise/B3/MUC/CEAF-e F1", timeout=1800.0)
 def cora_baselines() -> dict:
     rows = run_all([1, 2, 3, 4, 5], model=False)
     figures = {}
-    for pred, method in dict.fromkeys((r["predicate"], r["method"]) for r in rows):
-        key = f"{pred}_{method.split()[0].lower()}"
+    for key in dict.fromkeys(_key(r) for r in rows):
+        name = f"{key[0]}_{key[1]}_{key[2].split()[0].lower()}"
         for m in ("pairwise_f1", "b3_f1", "muc_f1", "ceafe_f1"):
-            figures[f"{key}_{m}"] = round(float(np.mean([r[m] for r in rows if (r["predicate"], r["method"]) ==
-                                                          (pred, method)])), 4)
+            figures[f"{name}_{m}"] = round(float(np.mean([r[m] for r in rows if _key(r) == key])), 4)
     return figures
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Cora entity resolution baselines")
     parser.add_argument("--folds", default="1-5", help="e.g. 1, 1-5, 1,3")
+    parser.add_argument("--datasets", default="cora,cora_tokens", help="cora, cora_tokens or both")
     parser.add_argument("--no-model", action="store_true", help="skip the example model (CPI)")
     args = parser.parse_args(argv)
-    rows = run_all(_folds(args.folds), model=not args.no_model)
+    rows = run_all(_folds(args.folds), datasets=tuple(args.datasets.split(",")), model=not args.no_model)
     text = markdown(rows)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / "cora_baselines.md").write_text(text)
