@@ -1,13 +1,22 @@
-"""``mln eval``: score a result file against a truth database.
+"""``mln eval``: score a result file against a truth ``.db``.
 
-    mln eval -r RESULT -t TRUTH.db[,more.db] -q PRED[,PRED] [-i MODEL.mln]
-             [--equivalence PRED[,PRED]] [--stats-json FILE]
+    mln eval -r RESULT -t TRUTH.db -q PRED[,PRED] [-i MODEL.mln] [--equivalence PRED[,PRED]]
+             [--stats-json FILE]
 
-A predicate is scored as an equivalence relation (pairwise, B-cubed, MUC,
-CEAF-e) when ``--equivalence`` names it, when the model given with ``-i``
-declares it one (or writes its hard reflexivity, symmetry and
-transitivity), or, with no model, when it is binary and its true atoms in
-the truth are symmetric. See ``markovlogic.eval.report`` for every figure.
+RESULT is an inference result in any of Alchemy's formats (true atoms one
+per line; ``-a``'s ``atom 0|1``; marginals ``atom probability``) or a
+clusters file (one cluster per line: ``PRED<TAB>c1<TAB>c2...``); the format
+is detected. The truth is closed-world for the query predicates. A predicate
+is scored as an equivalence relation (pairwise, B-cubed, MUC, CEAF-e) when
+``--equivalence`` names it, when the model given with ``-i`` holds its hard
+reflexivity, symmetry and transitivity rules, or, without a model, when it
+is binary and its true atoms are symmetric; otherwise as atoms (precision,
+recall, F1, and for marginals AUC-PR and CLL). Pair and universe
+conventions, and the JSON written by ``--stats-json``, are documented in
+``markovlogic.eval.compare``: ``precision``, ``recall``, ``f1`` (and
+``auc_pr``, ``cll``; ``b3_f1``, ``muc_f1``, ``ceafe_f1``, ``pairwise_f1``
+with their precision and recall) of the first predicate at the top level,
+every predicate's figures under ``predicates``.
 """
 
 from __future__ import annotations
@@ -20,62 +29,73 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import OptionError
-from ..io import check_outputs, write_text_atomic
+from ..io import write_text_atomic
 from .common import split_list
 
-console = Console(stderr=True, highlight=False)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 
 def eval_command(
-    result: Path = typer.Option(..., "-r", "--result", help="Result file (MAP atoms, atoms with 0/1, marginals, or clusters)."),
-    truth: str = typer.Option(..., "-t", "--truth", help="Truth .db file(s), comma-separated (closed world)."),
+    result: Path = typer.Option(..., "-r", "--result", help="Result file: MAP, -a (atom 0|1), marginals, or clusters."),
+    truth: Path = typer.Option(..., "-t", "--truth", help="Truth .db file (closed world for the query predicates)."),
     queries: str = typer.Option(..., "-q", "--queries", help="Predicates to score, comma-separated."),
-    input: Optional[str] = typer.Option(None, "-i", "--input", help="The model (tells which predicates are equivalences)."),
-    equivalence: Optional[str] = typer.Option(None, "--equivalence", help="Predicates to score as equivalence relations."),
+    input: Optional[str] = typer.Option(
+        None, "-i", "--input", help="MLN file(s): check the predicates, find the equivalence predicates."),
+    equivalence: Optional[str] = typer.Option(
+        None, "--equivalence", help="Predicates to score as equivalence relations (clusterings), comma-separated."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures as JSON."),
 ) -> None:
-    """Score a result file against the truth (precision, recall, F1; clusters: B3, MUC, CEAF-e)."""
-    from ..eval.files import read_result, read_truth
-    from ..eval.report import evaluate, symmetric_truth
+    """Score a result file against the truth: P/R/F1 (AUC-PR, CLL), pairwise, B-cubed, MUC, CEAF-e."""
+    from ..errors import OptionError
+    from ..eval.compare import evaluate
+    from ..model import MLN
 
-    check_outputs({"stats file": stats_json}, [str(result)] + split_list(truth) + split_list(input))
-    preds = split_list(queries)
-    if not preds:
+    predicates = split_list(queries)
+    if not predicates:
         raise OptionError("no predicate given (-q)")
-    truth_paths = split_list(truth)
-    if not truth_paths:
-        raise OptionError("no truth file given (-t)")
-    res = read_result(result)
-    true_atoms, _ = read_truth(truth_paths)
-    eq = set(split_list(equivalence))
+    mln = None
     if input:
-        from ..logic.equivalence import equivalence_predicates
-        from ..model import MLN
-
-        mln = MLN.from_file([Path(p) for p in split_list(input)])
-        unknown = [p for p in preds if p not in mln.predicates]
-        if unknown:
-            raise OptionError(f"predicate {unknown[0]} is not declared in the model")
-        eq |= set(equivalence_predicates(mln))
-    else:
-        eq |= {p for p in preds if symmetric_truth(true_atoms, p)}
-    figures = evaluate(res, true_atoms, preds, eq)
-    _print(figures)
+        paths = split_list(input)
+        for p in paths:
+            if not Path(p).is_file():
+                raise OptionError(f"MLN file not found: {p}")
+        mln = MLN.from_file([Path(p) for p in paths])
+    figures = evaluate(result, truth, predicates, equivalence=split_list(equivalence), mln=mln)
+    print_figures(figures)
     if stats_json is not None:
-        write_text_atomic(stats_json, json.dumps(figures, indent=2, default=float) + "\n")
+        write_text_atomic(stats_json, json.dumps(figures, indent=2) + "\n")
 
 
-def _print(figures: dict) -> None:
-    table = Table(box=None, pad_edge=False)
-    table.add_column("predicate")
-    cols = ["precision", "recall", "f1", "b3_f1", "muc_f1", "ceafe_f1", "pairwise_f1", "auc_pr", "cll"]
-    present = [c for c in cols if any(c in f for f in figures["predicates"].values())]
-    for c in present:
-        table.add_column(c.replace("_", " "), justify="right")
-    for p, f in figures["predicates"].items():
-        table.add_row(p, *[f"{f[c]:.4f}" if c in f else "" for c in present])
+def print_figures(figures: dict) -> None:
+    """A small table: one row per metric, then the counts behind them."""
+    table = Table(title=f"{figures['result']} ({figures['format']}) against {figures['truth']}",
+                  title_justify="left", show_edge=False)
+    for name, justify in (("predicate", "left"), ("metric", "left"), ("precision", "right"),
+                          ("recall", "right"), ("F1", "right")):
+        table.add_column(name, justify=justify)
+    notes = []
+    for pred, f in figures["predicates"].items():
+        if f["kind"] == "equivalence":
+            rows = [("pairwise", "pairwise"), ("B-cubed", "b3"), ("MUC", "muc"), ("CEAF-e", "ceafe")]
+            for i, (label, key) in enumerate(rows):
+                table.add_row(pred if i == 0 else "", label,
+                              *(f"{f[f'{key}_{m}']:.4f}" for m in ("precision", "recall", "f1")))
+            notes.append(f"{pred} (equivalence, from the {f['equivalence_from']}): {f['constants']} constants, "
+                         f"{f['true_clusters']} true and {f['predicted_clusters']} predicted clusters; "
+                         f"{f['pairs_predicted']} pairs predicted, {f['pairs_true']} true, {f['pairs_common']} both")
+        else:
+            table.add_row(pred, "atoms", f"{f['precision']:.4f}", f"{f['recall']:.4f}", f"{f['f1']:.4f}")
+            notes.append(f"{pred}: {f['predicted']} atoms predicted true, {f['true']} true, {f['common']} both")
+        if "auc_pr" in f:
+            table.add_row("", "AUC-PR", "", "", f"{f['auc_pr']:.4f}")
+            table.add_row("", "CLL", "", "", f"{f['cll']:.4f}")
     console.print(table)
+    for note in notes:
+        console.print("  " + note)
+    for pred, f in figures["predicates"].items():
+        if f["result_atoms"] == 0:
+            err_console.print(f"[yellow]warning:[/] the result has nothing for {pred}")
 
 
 def register(app: typer.Typer) -> None:
