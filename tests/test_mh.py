@@ -689,3 +689,22 @@ Same(x, y) ^ Same(y, z) => Same(x, z).
     assert not clusters_queried(eq, [Query("Other")])
     plain = MLN.from_string("Smokes(p)\nCancer(p)\n1.5 Smokes(x) => Cancer(x)\n")
     assert not clusters_queried(plain, None)
+
+
+def test_view_finds_atoms_by_name():
+    net = GroundNetwork.from_clauses(3, [(1.0, [(0, True), (1, True)]), (0.5, [(2, False)])])
+    seen = {}
+
+    def look(view, rng):
+        seen["id"] = view.atom("a(A1)")
+        seen["score"] = view.score
+        return Flip([view.atom("a( A2 )")])
+
+    mh_marginals(net, samples=5, user_proposals=[(look, 1.0)])
+    assert seen["id"] == 1 and isinstance(seen["score"], float)
+
+    def missing(view, rng):
+        return Flip([view.atom("b(A1)")])
+
+    with pytest.raises(InferenceError, match="no unknown atom"):
+        mh_marginals(net, samples=5, user_proposals=[(missing, 1.0)])

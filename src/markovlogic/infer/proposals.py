@@ -71,8 +71,9 @@ one. Give user proposals a small probability unless they do the real work.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -157,7 +158,7 @@ def check_user_proposals(items: Sequence) -> list[UserProposal]:
     out: list[UserProposal] = []
     for it in items:
         if isinstance(it, UserProposal):
-            up = it
+            up = dataclasses.replace(it)
         elif isinstance(it, (tuple, list)) and len(it) == 2:
             up = UserProposal(it[0], it[1])
         else:
@@ -259,6 +260,7 @@ class AtomView:
       none);
     - ``net``: the :class:`~markovlogic.ground.network.GroundNetwork` (atom
       names: ``net.atom_name(a)``; clauses: ``net.clause_literals(c)``);
+      ``atom(name)``: the id of the atom named e.g. ``"Smokes(Anna)"``;
     - ``score``: the current score (soft clauses satisfied, up to a constant).
     """
 
@@ -272,10 +274,22 @@ class AtomView:
         self._block_atoms = readonly(block_atoms)
         self.atom_block = readonly(atom_block)
         self._fst = fst
+        self._ids = None
 
     @property
     def n_atoms(self) -> int:
         return len(self.world)
+
+    def atom(self, name: str) -> int:
+        """The id of the unknown atom ``name`` (written as in result files,
+        without spaces: ``"Friends(Anna,Bob)"``)."""
+        if self._ids is None:
+            self._ids = {a: i for i, a in enumerate(self.net.atom_names())}
+        key = name.replace(" ", "")
+        if key not in self._ids:
+            raise InferenceError(f"no unknown atom {name!r} in the network (evidence atoms and atoms that do "
+                                 "not matter for the query are not in it)")
+        return self._ids[key]
 
     def block_atoms(self, b: int) -> np.ndarray:
         return self._block_atoms[self._block_start[b]:self._block_start[b + 1]]
