@@ -53,7 +53,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numba as nb
