@@ -42,6 +42,17 @@ def check_set_features(mln, eq: list[str] | None = None) -> None:
                 "transitivity", **where)
 
 
+def clusters_queried(mln, queries: Sequence[Query] | None) -> bool:
+    """Whether a query predicate (any predicate when ``queries`` is None) is
+    an equivalence predicate: ``method="mh"`` then samples clusterings
+    (here), else possible worlds of the ground network (``infer/mh.py``)."""
+    eq = set(equivalence_predicates(mln))
+    if not eq:
+        return False
+    names = list(mln.predicates) if queries is None else [q.predicate for q in queries]
+    return any(p in eq for p in names)
+
+
 def cluster_predicates(mln, queries: Sequence[Query] | None) -> list[str]:
     """The query predicates to cluster (every equivalence predicate queried)."""
     eq = equivalence_predicates(mln)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import OptionError
+from ..infer.proposals import check_user_proposals
 from .chain import KIND_NAMES, accumulate_edges, accumulate_pairs, run, seed_rng
 from .kernels import total_score
 from .model import ClusterModel
+from .usermix import make_runner
 
 DENSE_MARGINALS = 4_000       # mentions: up to this many, every pair's marginal is tracked
 CHUNK = 20_000                # proposals between clock checks
@@ -32,6 +35,8 @@ class MHOptions:
     samples, default ``n``). ``restarts``: independent MAP runs from the
     initial clustering, the best kept. ``init``: ``"singletons"`` or a label
     array. ``max_seconds``: a time limit (the best so far is returned).
+    ``user_proposals``: proposals written in Python, each with the
+    probability of using it at a step (:mod:`markovlogic.infer.proposals`).
     """
 
     proposals: tuple[float, float, float, float, float] = (0.15, 0.1, 0.25, 0.25, 0.25)
@@ -45,6 +50,7 @@ class MHOptions:
     seed: int = 0
     max_seconds: float | None = None
     init: object = "singletons"
+    user_proposals: Sequence = ()
 
     def check(self) -> "MHOptions":
         p = np.asarray(self.proposals, dtype=np.float64)
@@ -67,6 +73,7 @@ class MHOptions:
             raise OptionError(f"seed must be a non-negative integer, got {self.seed!r}")
         if self.max_seconds is not None and not (self.max_seconds > 0):
             raise OptionError(f"max_seconds must be positive, got {self.max_seconds!r}")
+        self.user_proposals = check_user_proposals(self.user_proposals)
         return self
 
     @property
@@ -114,6 +121,7 @@ def mh_map(model: ClusterModel, options: MHOptions | None = None, progress=None)
     probs = opt.probs
     start = time.perf_counter()
     seed_rng(int(opt.seed))
+    runner = make_runner(model, opt.user_proposals, opt.seed)
     best_labels = None
     best = -np.inf
     stats = np.zeros((5, 2), np.int64)
@@ -136,7 +144,7 @@ def mh_map(model: ClusterModel, options: MHOptions | None = None, progress=None)
                 b = t_hi * (t_lo / t_hi) ** frac1
             else:
                 a = b = t_hi if opt.anneal is None else t_lo
-            run(md, st, sc, k, probs, a, b, score, run_best, run_labels, stats)
+            runner(md, st, sc, k, probs, a, b, score, run_best, run_labels, stats)
             left -= k
             done += k
             if progress is not None:
@@ -161,6 +169,8 @@ def mh_map(model: ClusterModel, options: MHOptions | None = None, progress=None)
     for k, name in enumerate(KIND_NAMES):
         info[f"proposed_{name}"] = int(stats[k, 0])
         info[f"accepted_{name}"] = int(stats[k, 1])
+    if runner is not run:
+        info.update(runner.stats())
     return ClusterAnswer(model, best_labels, exact, info)
 
 
@@ -176,6 +186,7 @@ def mh_marginals(model: ClusterModel, options: MHOptions | None = None, progress
     thin = opt.thin if opt.thin is not None else max(n, 1)
     burn = opt.burn_in if opt.burn_in is not None else 50 * max(n, 1)
     seed_rng(int(opt.seed))
+    runner = make_runner(model, opt.user_proposals, opt.seed)
     st, sc = model.new_state(_initial_labels(model, opt.init))
     score = np.array([total_score(md, st, sc.wq)])
     best = np.array([score[0]])
@@ -185,14 +196,14 @@ def mh_marginals(model: ClusterModel, options: MHOptions | None = None, progress
     left = burn
     while left > 0:
         k = min(CHUNK, left)
-        run(md, st, sc, k, probs, 1.0, 1.0, score, best, best_labels, stats)
+        runner(md, st, sc, k, probs, 1.0, 1.0, score, best, best_labels, stats)
         left -= k
     dense = n <= DENSE_MARGINALS
     acc = np.zeros((n, n)) if dense else np.zeros(len(md.indices))
     taken = 0
     timed_out = False
     for s in range(opt.samples):
-        run(md, st, sc, thin, probs, 1.0, 1.0, score, best, best_labels, stats)
+        runner(md, st, sc, thin, probs, 1.0, 1.0, score, best, best_labels, stats)
         if dense:
             accumulate_pairs(st, acc)
         else:
@@ -211,4 +222,6 @@ def mh_marginals(model: ClusterModel, options: MHOptions | None = None, progress
         probs_out = (rows, md.indices.astype(np.int64), acc / max(taken, 1))
     info = {"samples": taken, "burn_in": burn, "thin": thin, "seconds": seconds, "timed_out": timed_out,
             "proposals": int(stats[:, 0].sum()), "accepted": int(stats[:, 1].sum())}
+    if runner is not run:
+        info.update(runner.stats())
     return ClusterAnswer(model, best_labels, float(best[0]), info, probs_out)

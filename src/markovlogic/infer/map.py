@@ -20,7 +20,7 @@ from ..ground.network import GroundNetwork
 from .kernels_state import SatArrays, clause_component, subset
 from .results import MapResult
 
-MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact")
+MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh")
 DEFAULT_GROUP_ATOMS = 4_000
 
 
@@ -90,8 +90,14 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
       ``init``, ``target_cost``);
     - ``"exact"``: enumeration of each component (``max_atoms``; components
       must be small). ``max_seconds`` is accepted and not enforced
-      (enumeration of a component cannot be interrupted).
+      (enumeration of a component cannot be interrupted);
+    - ``"mh"``: Metropolis-Hastings, the best world seen (:func:`.mh.mh_map`;
+      the options of :class:`.mh.AtomMHOptions`).
     """
+    if method == "mh":
+        from .mh import mh_map
+
+        return mh_map(net, **options)
     if method == "maxwalksat":
         from .maxwalksat import maxwalksat
 

@@ -1,7 +1,7 @@
 """Marginal inference: the dispatcher and what the samplers share.
 
 ``solve_marginals(net, method, **options)`` runs MC-SAT (default), Gibbs
-sampling or exact enumeration and returns a
+sampling, Metropolis-Hastings or exact enumeration and returns a
 :class:`~markovlogic.infer.results.MarginalResult`. Options are checked
 before any work starts; a bad one is an :class:`~markovlogic.errors.OptionError`.
 
@@ -31,7 +31,7 @@ from ..errors import OptionError
 from ..ground.network import GroundNetwork
 from .results import MarginalResult
 
-METHODS = ("mcsat", "gibbs", "exact")
+METHODS = ("mcsat", "gibbs", "exact", "mh")
 _EXACT_IGNORED = {"seed", "progress", "max_seconds"}
 _CHUNK_SECONDS = 0.2
 
@@ -122,6 +122,13 @@ def check_options(method: str, options: dict) -> None:
         if "max_atoms" in options:
             check_int("max_atoms", options["max_atoms"], 1)
         return
+    if method == "mh":
+        from .mh import make_options
+
+        if options.get("progress") is not None and not callable(options["progress"]):
+            raise OptionError("progress must be a callable taking the number of samples drawn")
+        make_options(None, {k: v for k, v in options.items() if k != "progress"})
+        return
     accepted = set(inspect.signature(_sampler(method)).parameters) - {"net"}
     extra = set(options) - accepted
     if extra:
@@ -150,7 +157,8 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
     """P(atom = true) for every atom of ``net``.
 
     ``method``: ``"mcsat"`` (:func:`~markovlogic.infer.mcsat.mcsat`),
-    ``"gibbs"`` (:func:`~markovlogic.infer.gibbs.gibbs`) or ``"exact"``
+    ``"gibbs"`` (:func:`~markovlogic.infer.gibbs.gibbs`), ``"mh"``
+    (:func:`~markovlogic.infer.mh.mh_marginals`) or ``"exact"``
     (:func:`~markovlogic.infer.exact.exact_marginals`; ``seed``,
     ``progress`` and ``max_seconds`` are accepted and ignored, ``max_atoms``
     is passed on). ``options`` are the keyword arguments of that function."""
@@ -159,4 +167,8 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
         from .exact import DEFAULT_MAX_ATOMS, exact_marginals
 
         return exact_marginals(net, max_atoms=int(options.get("max_atoms", DEFAULT_MAX_ATOMS)))
+    if method == "mh":
+        from .mh import mh_marginals
+
+        return mh_marginals(net, **options)
     return _sampler(method)(net, **options)

@@ -80,7 +80,7 @@ Kernels are compiled without numba's reference-counting runtime (see
 ``KERNEL``) and helpers are never ``inline="always"`` (numba-level inlining
 copies array arguments into new variables). numba's on-disk cache does not notice
 edits in *other* modules: after changing a kernel here, delete
-``infer/__pycache__/{samplesat,mcsat,gibbs}.*.nb?``.
+``infer/__pycache__/{samplesat,mcsat,gibbs,mh}.*.nb?``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,595 @@
+"""Metropolis-Hastings over the possible worlds of a ground network: MAP by
+the best sample (greedy at ``T = 0``, a fixed temperature, or simulated
+annealing) and marginals from the samples.
+
+The state is the sampler state of :mod:`.samplesat` (the world, the true
+literals of each clause, the violated hard clauses, the score), started from
+a world that satisfies the hard clauses and the exactly-one blocks (WalkSAT
+on the hard clauses, as MC-SAT starts: :func:`.samplesat.feasible_state`).
+Two built-in proposals, both symmetric:
+
+- *flip*: a free atom (one that occurs in a clause and in no exactly-one
+  block) chosen uniformly changes its value;
+- *block move*: an exactly-one block (of two or more atoms, one of which
+  occurs in a clause) chosen uniformly moves its true value to another of
+  its atoms, chosen uniformly.
+
+A step is a block move with probability ``block_prob`` (default: the share
+of blocks among the variables, so that a variable is chosen uniformly), else
+a flip. Both proposals are symmetric, so at temperature ``T`` a move is
+accepted with probability ``min(1, exp(delta / T))``: the chain targets
+``p(x)^(1/T)``. At ``T = 0`` a move is accepted when it does not lower the
+score (sideways moves cross plateaus). A move that would break a hard clause
+is refused, so the chain stays among the worlds that satisfy them. Score
+changes come from the compiled kernels of :mod:`.samplesat`: a flip is
+scored by a read-only scan of the atom's clauses (``_flip_effect``), a block
+move by applying it and undoing it if it is rejected (``flip``).
+
+Hard clauses: single-variable moves cannot cross between regions of worlds
+that the hard clauses separate (two atoms tied by a hard equivalence never
+change; see :mod:`.gibbs`). Then the marginals are wrong, and
+:func:`mh_marginals` warns, unless user proposals are registered: a proposal
+that flips the tied atoms together (:mod:`.proposals`) connects the regions.
+MC-SAT handles determinism by itself.
+
+Marginals (:func:`mh_marginals`): ``samples`` states ``thin`` proposals
+apart after ``burn_in`` proposals at ``T = 1``, Rao-Blackwellised by
+default (each sampled atom's conditional probability given the rest of the
+sampled world, :func:`.gibbs.rao_blackwell_tally`), else the fraction of
+samples in which the atom is true. Atoms that no clause touches get their
+exact marginal. MAP (:func:`mh_map`): the best world seen in ``restarts``
+runs of ``steps`` proposals; the best world is kept up to date from a log of
+the moves since the last best (amortised O(1) per accepted move).
+
+User proposals (``user_proposals``, see :mod:`.proposals`) return atoms to
+flip with their forward and backward densities; with them the built-in steps
+run in compiled stretches between user steps made from Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Sequence
+
+import numba as nb
+import numpy as np
+
+from ..errors import InferenceError, OptionError
+from ..ground.network import GroundNetwork
+from .gibbs import rao_blackwell_tally
+from .marginals import ChunkRunner
+from .proposals import AtomView, Flip, UserMix, check_user_proposals, log_ratio
+from .results import MapResult, MarginalResult
+from .samplesat import (
+    KERNEL, _apply, _flip_effect, _other_in_block, _undo, feasible_state, fill_inactive, flip, prepare,
+    rand_below, rand_unit,
+)
+
+HARD_WARNING = (
+    "Metropolis-Hastings with single-variable moves on a network with hard clauses: the moves cannot "
+    "cross between the regions of worlds that the hard clauses separate, so the chain may be stuck and "
+    "the marginals wrong. Register a proposal that changes tied atoms together (user_proposals), or use "
+    "MC-SAT (method='mcsat')."
+)
+GREEDY_EPS = 1e-9          # at T = 0 a move is kept when delta >= -GREEDY_EPS
+
+# statistics slots
+ST_FLIP_PROPOSED, ST_FLIP_ACCEPTED, ST_BLOCK_PROPOSED, ST_BLOCK_ACCEPTED, ST_HARD_REFUSED = range(5)
+N_STATS = 5
+
+
+@dataclass
+class AtomMHOptions:
+    """Options of Metropolis-Hastings over possible worlds (``method="mh"`` on
+    a network without equivalence predicates).
+
+    MAP: ``steps`` proposals per run (default ``200 *`` variables) at
+    ``temperature`` (0: greedy), or with ``anneal`` (a start temperature)
+    geometrically down to ``temperature`` (or ``anneal / 100`` if that is 0);
+    ``restarts`` runs, each from a new random world but the first (which
+    starts from ``init``), the best world kept.
+    Marginals: ``samples`` states ``thin`` proposals apart (default: the
+    number of variables) after ``burn_in`` proposals (default ``50 *``
+    variables), Rao-Blackwellised unless ``rao_blackwell=False``.
+    ``block_prob``: probability that a step is a block move (default: the
+    share of blocks among the variables). ``init``: a start world (repaired
+    by WalkSAT if it breaks a hard clause or a block; default random).
+    ``hard_weight``: treat hard clauses as soft clauses of this weight.
+    ``user_proposals``: see :mod:`.proposals`. ``max_seconds``: a time
+    limit (the best world so far, or the samples so far, are returned).
+    """
+
+    steps: int | None = None
+    temperature: float = 0.0
+    anneal: float | None = None
+    restarts: int = 1
+    samples: int = 1000
+    burn_in: int | None = None
+    thin: int | None = None
+    seed: int = 0
+    max_seconds: float | None = None
+    init: np.ndarray | None = None
+    block_prob: float | None = None
+    rao_blackwell: bool = True
+    hard_weight: float | None = None
+    user_proposals: Sequence = ()
+
+    def check(self) -> "AtomMHOptions":
+        for name in ("steps", "burn_in"):
+            _check_int(name, getattr(self, name), 0, optional=True)
+        _check_int("thin", self.thin, 1, optional=True)
+        _check_int("samples", self.samples, 1)
+        _check_int("restarts", self.restarts, 1)
+        _check_int("seed", self.seed, 0)
+        if not _real(self.temperature) or not math.isfinite(self.temperature) or self.temperature < 0:
+            raise OptionError(f"temperature must be a number >= 0, got {self.temperature!r}")
+        if self.anneal is not None and (not _real(self.anneal) or not math.isfinite(self.anneal) or self.anneal <= 0):
+            raise OptionError(f"anneal (the start temperature) must be a number > 0, got {self.anneal!r}")
+        if self.max_seconds is not None and (not _real(self.max_seconds) or not self.max_seconds > 0):
+            raise OptionError(f"max_seconds must be a positive number, got {self.max_seconds!r}")
+        if self.block_prob is not None and (not _real(self.block_prob) or not 0.0 <= self.block_prob <= 1.0):
+            raise OptionError(f"block_prob must be a number in [0, 1], got {self.block_prob!r}")
+        if self.hard_weight is not None and (not _real(self.hard_weight) or not math.isfinite(self.hard_weight)
+                                             or self.hard_weight <= 0):
+            raise OptionError(f"hard_weight must be a positive number, got {self.hard_weight!r}")
+        if not isinstance(self.rao_blackwell, (bool, np.bool_)):
+            raise OptionError(f"rao_blackwell must be True or False, got {self.rao_blackwell!r}")
+        if self.init is not None and np.asarray(self.init).ndim != 1:
+            raise OptionError("init must be a world: a one-dimensional array of truth values")
+        self.user_proposals = check_user_proposals(self.user_proposals)
+        return self
+
+
+def _real(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+
+
+def _check_int(name: str, v, minimum: int, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
+        raise OptionError(f"{name} must be an integer >= {minimum}, got {v!r}")
+
+
+def make_options(options: AtomMHOptions | None, kw: dict) -> AtomMHOptions:
+    """``options``, or an :class:`AtomMHOptions` from keyword arguments (an
+    :class:`OptionError` names unknown ones), checked."""
+    if options is not None:
+        if kw:
+            raise OptionError("give either an AtomMHOptions or keyword options, not both")
+        return dataclasses.replace(options).check()
+    names = {f.name for f in dataclasses.fields(AtomMHOptions)}
+    unknown = sorted(set(kw) - names)
+    if unknown:
+        raise OptionError(f"method mh does not take option(s) {', '.join(unknown)}; "
+                          f"it takes {', '.join(sorted(names))}")
+    return AtomMHOptions(**kw).check()
+
+
+# ---------------------------------------------------------------- kernels
+
+@nb.njit(**KERNEL)
+def _accept(d, temp, rs):
+    """Metropolis test of a symmetric move of score change ``d`` at ``temp``."""
+    if temp <= 0.0:
+        return d >= -GREEDY_EPS
+    if d >= 0.0:
+        return True
+    return rand_unit(rs) < math.exp(d / temp)
+
+
+@nb.njit(**KERNEL)
+def _record(a, log, lst):
+    """Log an atom changed since the best world was copied (``lst[0]``
+    entries; ``lst[1] = 1`` once the log overflows: a full copy is due)."""
+    if lst[1] == 0:
+        if lst[0] >= len(log):
+            lst[1] = 1
+        else:
+            log[lst[0]] = a
+            lst[0] += 1
+
+
+@nb.njit(**KERNEL)
+def _update_best(world, fst, best, best_world, log, lst):
+    """Make ``best_world`` the current world if its score beats ``best[0]``."""
+    if fst[0] > best[0] + GREEDY_EPS:
+        if lst[1] != 0:
+            for a in range(len(world)):
+                best_world[a] = world[a]
+        else:
+            for k in range(lst[0]):
+                a = log[k]
+                best_world[a] = not best_world[a]
+        lst[0] = 0
+        lst[1] = 0
+        best[0] = fst[0]
+
+
+@nb.njit(**KERNEL)
+def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, best_world, log, lst, stats):
+    """``n_steps`` built-in proposals from a world satisfying the hard clauses
+    and blocks, the temperature multiplied by ``ratio`` after each; with
+    ``track``, the best world is kept in ``best_world``. Returns the
+    temperature reached."""
+    atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
+    block_start, block_atoms, atom_block = g[7], g[8], g[9]
+    world, count, sel, vlist, vpos, ist, fst, block_true, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
+    nf = len(free)
+    nbk = len(blocks)
+    if nf + nbk == 0:
+        return temp
+    for _ in range(n_steps):
+        if nbk > 0 and (nf == 0 or rand_unit(rs) < p_block):
+            b = blocks[rand_below(rs, nbk)]
+            t = block_true[b]
+            j = _other_in_block(rs, b, t, block_start, block_atoms)
+            stats[ST_BLOCK_PROPOSED] += 1
+            s0 = fst[0]
+            _apply(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+                   atom_lit_start, occ_clause, occ_positive, weight)
+            if ist[0] > 0:
+                stats[ST_HARD_REFUSED] += 1
+                _undo(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+                      atom_lit_start, occ_clause, occ_positive, weight)
+            elif _accept(fst[0] - s0, temp, rs):
+                stats[ST_BLOCK_ACCEPTED] += 1
+                if track:
+                    _record(t, log, lst)
+                    _record(j, log, lst)
+                    _update_best(world, fst, best, best_world, log, lst)
+            else:
+                _undo(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+                      atom_lit_start, occ_clause, occ_positive, weight)
+        else:
+            a = free[rand_below(rs, nf)]
+            stats[ST_FLIP_PROPOSED] += 1
+            breaks, d = _flip_effect(a, world, count, sel, atom_lit_start, occ_clause, occ_positive, weight)
+            if breaks > 0:
+                stats[ST_HARD_REFUSED] += 1
+            elif _accept(d, temp, rs):
+                flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+                stats[ST_FLIP_ACCEPTED] += 1
+                if track:
+                    _record(a, log, lst)
+                    _update_best(world, fst, best, best_world, log, lst)
+        temp *= ratio
+    return temp
+
+
+@nb.njit(**KERNEL)
+def _collect(i, rb, is_hard, g, s, prob, tally, store):
+    """Add the current world to ``tally`` (conditionals with ``rb``, else
+    truth values; if it has one entry per atom) and/or to row ``i`` of
+    ``store`` (if it has rows)."""
+    world, count, block_true = s[0], s[1], s[7]
+    n = len(world)
+    if len(tally) == n:
+        if rb:
+            rao_blackwell_tally(g, world, count, is_hard, block_true, prob, tally)
+        else:
+            for a in range(n):
+                if world[a]:
+                    tally[a] += 1.0
+    if store.shape[0] > 0:
+        for a in range(n):
+            store[i, a] = world[a]
+
+
+@nb.njit(**KERNEL)
+def _mh_sample(n_samples, thin, p_block, free, blocks, rb, is_hard, g, s, prob, tally, store,
+               best, best_world, log, lst, stats):
+    """``n_samples`` samples, each after ``thin`` proposals at ``T = 1``."""
+    for i in range(n_samples):
+        _mh_steps(thin, 1.0, 1.0, p_block, free, blocks, False, g, s, best, best_world, log, lst, stats)
+        _collect(i, rb, is_hard, g, s, prob, tally, store)
+
+
+@nb.njit(**KERNEL)
+def _user_flip(atoms, lr, temp, track, g, s, best, best_world, log, lst):
+    """Flip ``atoms`` together and accept with ``min(1, exp(delta / temp +
+    lr))`` (``temp = 0``: iff delta >= 0); a move that breaks a hard clause
+    or an exactly-one block is refused. Returns 0 refused, 1 rejected, 2
+    accepted (the world then keeps the change)."""
+    atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
+    block_start, block_atoms, atom_block = g[7], g[8], g[9]
+    world, count, sel, vlist, vpos, ist, fst, block_true, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
+    s0 = fst[0]
+    for a in atoms:
+        flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+    ok = ist[0] == 0
+    if ok:
+        for a in atoms:
+            b = atom_block[a]
+            if b >= 0:
+                n_true = 0
+                for k in range(block_start[b], block_start[b + 1]):
+                    if world[block_atoms[k]]:
+                        n_true += 1
+                if n_true != 1:
+                    ok = False
+                    break
+    result = 0
+    if ok:
+        d = fst[0] - s0
+        if temp <= 0.0:
+            acc = d >= -GREEDY_EPS
+        else:
+            x = d / temp + lr
+            acc = x >= 0.0 or rand_unit(rs) < math.exp(x)
+        result = 2 if acc else 1
+    if result == 2:
+        for a in atoms:
+            b = atom_block[a]
+            if b >= 0 and world[a]:
+                block_true[b] = a
+            if track:
+                _record(a, log, lst)
+        if track:
+            _update_best(world, fst, best, best_world, log, lst)
+        return 2
+    for k in range(len(atoms) - 1, -1, -1):
+        flip(atoms[k], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+    return result
+
+
+# ---------------------------------------------------------------- the chain
+
+class AtomChain:
+    """One Metropolis-Hastings chain over the worlds of ``net`` (see the
+    module docstring). :meth:`advance` makes proposals at a temperature
+    schedule, tracking the best world; :meth:`sample` draws thinned samples
+    at ``T = 1``; :meth:`reset` restarts from a new world."""
+
+    def __init__(self, net: GroundNetwork, options: AtomMHOptions) -> None:
+        opt = options
+        if opt.hard_weight is not None:
+            net = net.softened(float(opt.hard_weight))
+        self.net = net
+        self.prep = prepare(net)
+        sat = self.prep.sat
+        self.rng = np.random.default_rng(opt.seed)
+        init = None if opt.init is None else np.asarray(opt.init, dtype=bool)
+        if init is not None and len(init) != net.n_atoms:
+            raise OptionError(f"init has {len(init)} truth values, the network has {net.n_atoms} atoms")
+        self.state, self.init_flips = feasible_state(self.prep, self.rng, init)
+        var = self.prep.var
+        self.free = var[var >= 0].astype(np.int32)
+        self.blocks = (-var[var < 0] - 1).astype(np.int32)
+        if opt.block_prob is not None:
+            self.p_block = float(opt.block_prob)
+        else:
+            self.p_block = len(self.blocks) / max(len(var), 1)
+        self.rb = bool(opt.rao_blackwell)
+        n = net.n_atoms
+        self.best = np.array([self.state.fst[0]])
+        self.best_world = self.state.world.copy()
+        self.log = np.zeros(max(n, 2), np.int32)
+        self.lst = np.zeros(2, np.int64)
+        self.stats = np.zeros(N_STATS, np.int64)
+        max_block = int(np.diff(sat.block_start).max()) if sat.n_blocks else 1
+        self.prob = np.zeros(2 * max_block, np.float64)
+        self._no_tally = np.zeros(0, np.float64)
+        self._no_store = np.zeros((0, n), dtype=bool)
+        self.user = check_user_proposals(opt.user_proposals)
+        self.mix = UserMix(self.user, np.random.default_rng([int(opt.seed), 1])) if self.user else None
+        self.view = AtomView(net, self.state.world, self.state.block_true, self.free, self.blocks,
+                             sat.block_start, sat.block_atoms, sat.atom_block, self.state.fst)
+
+    @property
+    def variables(self) -> int:
+        return self.prep.n_vars
+
+    @property
+    def world(self) -> np.ndarray:
+        """A copy of the current world."""
+        return self.state.world.copy()
+
+    @property
+    def score(self) -> float:
+        return float(self.state.fst[0])
+
+    def reset(self, init: np.ndarray | None = None) -> None:
+        """Restart from ``init`` (or a random world), made feasible; the best
+        world found so far is kept."""
+        state, flips = feasible_state(self.prep, self.rng, init)
+        self.init_flips += flips
+        # the kernels update these arrays in place: copy the new state into them
+        for old, new in zip(self.state, state):
+            if isinstance(old, np.ndarray):
+                old[...] = new
+        self.lst[1] = 1             # the log no longer leads from the best world to this one
+        _update_best(self.state.world, self.state.fst, self.best, self.best_world, self.log, self.lst)
+
+    # ------------------------------------------------------------ moves
+    def _builtin(self, k: int, temp: float, ratio: float, track: bool) -> float:
+        return _mh_steps(k, temp, ratio, self.p_block, self.free, self.blocks, track, self.prep.arrays,
+                         self.state.arrays, self.best, self.best_world, self.log, self.lst, self.stats)
+
+    def advance(self, k: int, temp: float, ratio: float = 1.0, track: bool = True) -> float:
+        """``k`` proposals, the temperature going from ``temp`` and multiplied
+        by ``ratio`` after each; returns the temperature reached."""
+        if self.mix is None:
+            return self._builtin(k, temp, ratio, track)
+        mix = self.mix
+        left = k
+        while left > 0:
+            m = min(mix.builtin_run(), left)
+            if m > 0:
+                temp = self._builtin(m, temp, ratio, track)
+                mix.took_builtin(m)
+                left -= m
+                continue
+            self._user_step(mix.pick(), temp, track)
+            temp *= ratio
+            left -= 1
+        return temp
+
+    def _user_step(self, j: int, temp: float, track: bool) -> None:
+        up = self.user[j]
+        counts = self.mix.counts[j]
+        counts[0] += 1
+        move = up.proposal(self.view, self.mix.rng)
+        if move is None:
+            counts[1] += 1
+            return
+        if not isinstance(move, Flip):
+            raise InferenceError(f"user proposal {up.name!r} returned {type(move).__name__}; over possible "
+                                 "worlds a proposal returns a Flip (or None)")
+        atoms = np.asarray(move.atoms)
+        n = self.net.n_atoms
+        if atoms.ndim != 1 or (len(atoms) and not np.issubdtype(atoms.dtype, np.integer)):
+            raise InferenceError(f"user proposal {up.name!r}: Flip.atoms must be a list of atom ids")
+        if len(atoms) == 0:
+            counts[1] += 1
+            return
+        if atoms.min() < 0 or atoms.max() >= n:
+            raise InferenceError(f"user proposal {up.name!r}: atom id out of range [0, {n}) in {atoms.tolist()}")
+        if len(np.unique(atoms)) != len(atoms):
+            raise InferenceError(f"user proposal {up.name!r}: Flip.atoms lists an atom twice: {atoms.tolist()}")
+        lr = log_ratio(move, up.name)
+        if lr == -math.inf and temp > 0.0:
+            return                 # irreversible: always rejected
+        res = _user_flip(atoms.astype(np.int32), lr, temp, track, self.prep.arrays, self.state.arrays,
+                         self.best, self.best_world, self.log, self.lst)
+        if res == 0:
+            counts[2] += 1
+        elif res == 2:
+            counts[3] += 1
+
+    # ------------------------------------------------------------ samples
+    def sample(self, n: int, thin: int, tally: np.ndarray | None = None, store: np.ndarray | None = None) -> None:
+        """``n`` samples ``thin`` proposals apart at ``T = 1``: each added to
+        ``tally`` (float64[n_atoms]: conditionals or truth values) and/or
+        written to row ``i`` of ``store`` (bool[n, n_atoms])."""
+        tally = self._no_tally if tally is None else tally
+        store = self._no_store if store is None else store
+        if self.mix is None:
+            _mh_sample(n, thin, self.p_block, self.free, self.blocks, self.rb, self.prep.sat.is_hard,
+                       self.prep.arrays, self.state.arrays, self.prob, tally, store, self.best, self.best_world,
+                       self.log, self.lst, self.stats)
+            return
+        for i in range(n):
+            self.advance(thin, 1.0, 1.0, track=False)
+            _collect(i, self.rb, self.prep.sat.is_hard, self.prep.arrays, self.state.arrays, self.prob, tally, store)
+
+    def stats_dict(self) -> dict:
+        s = self.stats.tolist()
+        out = {
+            "flips_proposed": s[ST_FLIP_PROPOSED], "flips_accepted": s[ST_FLIP_ACCEPTED],
+            "block_moves_proposed": s[ST_BLOCK_PROPOSED], "block_moves_accepted": s[ST_BLOCK_ACCEPTED],
+            "hard_refused": s[ST_HARD_REFUSED], "block_prob": self.p_block, "variables": self.variables,
+            "init_flips": self.init_flips,
+        }
+        proposed = s[ST_FLIP_PROPOSED] + s[ST_BLOCK_PROPOSED]
+        accepted = s[ST_FLIP_ACCEPTED] + s[ST_BLOCK_ACCEPTED]
+        if self.mix is not None:
+            out.update(self.mix.stats())
+            proposed += int(self.mix.counts[:, 0].sum())
+            accepted += int(self.mix.counts[:, 3].sum())
+        out["proposals"] = proposed
+        out["accepted"] = accepted
+        out["accept_rate"] = accepted / proposed if proposed else 0.0
+        return out
+
+
+# ---------------------------------------------------------------- entry points
+
+def _schedule(opt: AtomMHOptions, steps: int) -> tuple[float, float]:
+    """Start temperature and per-step ratio of the MAP runs."""
+    if opt.anneal is None:
+        return float(opt.temperature), 1.0
+    t_hi = float(opt.anneal)
+    t_lo = float(opt.temperature) if opt.temperature > 0 else 0.01 * t_hi
+    if steps <= 1 or t_lo == t_hi:
+        return t_hi, 1.0
+    return t_hi, (t_lo / t_hi) ** (1.0 / (steps - 1))
+
+
+def mh_map(net: GroundNetwork, options: AtomMHOptions | None = None, *,
+           progress: Callable[[int], None] | None = None, **kw) -> MapResult:
+    """The best world seen by Metropolis-Hastings (greedy, a fixed
+    temperature or simulated annealing; see :class:`AtomMHOptions`).
+    ``progress(n)`` is called with the proposals made so far."""
+    opt = make_options(options, kw)
+    start = time.perf_counter()
+    chain = AtomChain(net, opt)
+    net = chain.net
+    steps = opt.steps if opt.steps is not None else 200 * max(chain.variables, 1)
+    t0, ratio = _schedule(opt, steps)
+    runner = ChunkRunner(opt.max_seconds)
+    done = 0
+    runs = 0
+    for r in range(opt.restarts):
+        if r > 0:
+            chain.reset(None)
+        temp = [t0]
+
+        def step(k: int) -> None:
+            temp[0] = chain.advance(k, temp[0], ratio, track=True)
+
+        base = done
+        made = runner.run(step, steps, None if progress is None else (lambda d: progress(base + d)))
+        done += made
+        runs += 1
+        if runner.stopped_early:
+            break
+    seconds = runner.elapsed()
+    world = chain.best_world.copy()
+    prep = chain.prep
+    world[~prep.active & (prep.sat.atom_block < 0)] = False     # atoms no clause touches
+    stats = chain.stats_dict()
+    stats.update({"steps": steps, "restarts": runs, "temperature": float(opt.temperature),
+                  "anneal": opt.anneal, "seconds": seconds, "stopped_early": runner.stopped_early,
+                  "proposals_per_second": done / seconds if seconds > 0 else float("inf"),
+                  "score_drift": abs(float(chain.best[0]) - float(prep.sat.weight[_counts(prep, world) > 0].sum()))})
+    return MapResult(world=world, score=net.score(world), cost=net.cost(world),
+                     hard_violated=net.hard_violated(world), method="mh",
+                     seconds=time.perf_counter() - start, stats=stats)
+
+
+def _counts(prep, world: np.ndarray) -> np.ndarray:
+    sat = prep.sat
+    lit_true = world[sat.lit_atom] == sat.lit_positive
+    return np.add.reduceat(lit_true.astype(np.int64), sat.clause_start[:-1]) if sat.n_clauses else np.zeros(0)
+
+
+def mh_marginals(net: GroundNetwork, options: AtomMHOptions | None = None, *,
+                 progress: Callable[[int], None] | None = None, **kw) -> MarginalResult:
+    """P(atom = true) from Metropolis-Hastings samples (see
+    :class:`AtomMHOptions`). ``progress(n)`` is called with the samples drawn
+    so far. Warns (and says so in ``stats["warning"]``) when the network has
+    hard clauses and no user proposal is registered."""
+    opt = make_options(options, kw)
+    start = time.perf_counter()
+    chain = AtomChain(net, opt)
+    stats: dict = {}
+    if chain.prep.n_hard and not chain.user:
+        warnings.warn(HARD_WARNING, stacklevel=2)
+        stats["warning"] = HARD_WARNING
+    nv = max(chain.variables, 1)
+    thin = opt.thin if opt.thin is not None else nv
+    burn = opt.burn_in if opt.burn_in is not None else 50 * nv
+    burner = ChunkRunner(opt.max_seconds)
+    burned = burner.run(lambda k: chain.advance(k, 1.0, 1.0, track=False), burn)
+    left = None if opt.max_seconds is None else max(opt.max_seconds - burner.elapsed(), 1e-9)
+    sampler = ChunkRunner(left)
+    tally = np.zeros(chain.net.n_atoms, np.float64)
+    t_sample = time.perf_counter()
+    drawn = sampler.run(lambda k: chain.sample(k, thin, tally), opt.samples, progress, at_least_one=True)
+    sample_seconds = time.perf_counter() - t_sample
+    prob = fill_inactive(chain.prep, tally / float(drawn))
+    seconds = time.perf_counter() - start
+    stats.update(chain.stats_dict())
+    stats.update({
+        "samples": drawn, "burn_in": burned, "thin": thin, "seconds": seconds,
+        "sampling_seconds": sample_seconds, "rao_blackwell": chain.rb,
+        "stopped_early": burner.stopped_early or sampler.stopped_early,
+        "proposals_per_second": (drawn * thin) / sample_seconds if sample_seconds > 0 else float("inf"),
+    })
+    return MarginalResult(probabilities=prob, method="mh", samples=drawn, seconds=seconds, stats=stats)
