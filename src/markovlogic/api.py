@@ -20,7 +20,7 @@ from .ground.network import GroundNetwork
 from .infer import EXACT_DEFAULT_SECONDS
 from .infer.marginals import METHODS as _SAMPLER_METHODS
 
-MARGINAL_METHODS = _SAMPLER_METHODS + ("mh",)
+MARGINAL_METHODS = tuple(dict.fromkeys(_SAMPLER_METHODS + ("mh",)))
 from .lang.ast import Query
 
 if TYPE_CHECKING:
@@ -219,10 +219,13 @@ def map_inference(
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
     if method in CLUSTER_METHODS:
-        from .cluster.api import cluster_map
+        from .cluster.api import cluster_map, clusters_queried
 
-        return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                           closed=closed, open_=open_, db_path=db_path, **options)
+        # mh over the clusterings of equivalence predicates; on other models mh
+        # runs over the atoms of the ground network (infer/mh.py)
+        if method == "agglomerative" or clusters_queried(mln, normalize_queries(mln, queries)):
+            return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                               closed=closed, open_=open_, db_path=db_path, **options)
     _no_set_features(mln, method)
     hard_weight = options.pop("hard_weight", None)
     if hard_weight is not None:
@@ -300,10 +303,11 @@ def marginal_inference(
     check_databases(db)
     check_sampling_options(options)
     if method == "mh":
-        from .cluster.api import cluster_marginals
+        from .cluster.api import cluster_marginals, clusters_queried
 
-        return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                                 closed=closed, open_=open_, db_path=db_path, **options)
+        if clusters_queried(mln, normalize_queries(mln, queries)):
+            return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                     closed=closed, open_=open_, db_path=db_path, **options)
 
     check_options(method, options)
     _no_set_features(mln, method)

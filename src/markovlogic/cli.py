@@ -42,6 +42,23 @@ INTERRUPTED = 130          # exit status after Ctrl-C (128 + SIGINT), as shells 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``mln`` command; returns its exit status. Process-wide settings
+    a command changes (``--memory-limit``, ``--max-cnf-clauses``) are restored
+    afterwards, so calls from Python do not leak into each other."""
+    from dataclasses import replace
+
+    from . import resources
+    from .logic import limits
+
+    saved = replace(limits.LIMITS), resources._limit
+    try:
+        return _main(argv)
+    finally:
+        limits.LIMITS.__dict__.update(saved[0].__dict__)
+        resources._limit = saved[1]
+
+
+def _main(argv: list[str] | None = None) -> int:
     from .commands.infer import rewrite_alchemy_argv
 
     argv = rewrite_alchemy_argv(sys.argv[1:] if argv is None else list(argv))

@@ -123,7 +123,9 @@ def infer_command(
 
     stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
     cluster_options = dict(steps=steps, temperature=temperature, anneal=anneal, thin=thin, restarts=restarts)
-    if method in ("mh", "agglomerative"):
+    from ..cluster.api import clusters_queried
+
+    if method == "agglomerative" or (method == "mh" and clusters_queried(mln, query_list)):
         _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, stats, result, stats_json,
                            clusters, dict(seed=seed, max_seconds=max_seconds, samples=samples, burn_in=burn_in,
                                           **cluster_options),
@@ -131,14 +133,20 @@ def infer_command(
                                 rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise))
         return
     given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
-    if given:
+    if given and method != "mh":
         raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh or agglomerative")
+    if clusters:
+        raise OptionError("--clusters writes the clusters of an equivalence predicate; no query predicate is one")
     if want_map:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
                                           max_tries=tries, noise=noise, hard_weight=hard_weight).items()
                    if v is not None}
         if metropolis_steps is not None or rao_blackwell is not None:
-            raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only")
+            raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only (--rao-blackwell also to mh marginals)")
+        if method == "mh":
+            if thin is not None:
+                raise OptionError("--thin applies to mh marginals (without --map)")
+            options.update({k: v for k, v in cluster_options.items() if v is not None and k != "thin"})
         if method == "cpi":
             options["base"] = cpi_base
             if cpi_base != "maxwalksat":
@@ -181,6 +189,14 @@ def infer_command(
             options.pop("seed", None)
         elif chains is not None and method != "gibbs":
             raise OptionError("--chains applies to gibbs only")
+        elif method == "mh":
+            if metropolis_steps is not None:
+                raise OptionError("--metropolis-steps applies to mcsat only")
+            for k in ("steps", "temperature", "anneal", "restarts"):
+                if cluster_options[k] is not None:
+                    raise OptionError(f"--{k} applies to mh MAP (--map)")
+            if thin is not None:
+                options["thin"] = thin
         elif method != "mcsat" and (metropolis_steps is not None or rao_blackwell is not None):
             raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only")
         with _sampling_progress(method, options.get("samples", 1000)) as progress:
