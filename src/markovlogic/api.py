@@ -249,6 +249,10 @@ def map_inference(
         ground_seconds = time.perf_counter() - start
         from .infer.map import solve_map
 
+        if options.get("max_seconds") is not None:
+            # the limit covers the whole method: grounding took part of it (the
+            # solver keeps at least a second to return a world)
+            options["max_seconds"] = max(1.0, float(options["max_seconds"]) - ground_seconds)
         hard_net = net
         if hard_weight is not None:
             net = net.softened(float(hard_weight))

@@ -162,8 +162,14 @@ def infer_command(
         if method in ("ilp", "cpi", "cpsat", "exact") and not answer.optimal:
             gap = "unknown" if answer.gap is None else f"{answer.gap:.4g}"
             broken = ""
+            killed = answer.stats.get("killed_groups", 0)
+            if killed:
+                broken += (f" HiGHS did not finish within the limit on {killed} large part(s): their world comes "
+                           "from MaxWalkSAT, run meanwhile on the other core.")
+            elif answer.stats.get("fallback_groups"):
+                broken += " Part of the world comes from MaxWalkSAT (HiGHS's was worse or missing)."
             if answer.hard_violated:
-                broken = (f" It violates {answer.hard_violated:,} hard ground clause"
+                broken += (f" It violates {answer.hard_violated:,} hard ground clause"
                           f"{'s' if answer.hard_violated != 1 else ''}.")
             console.print(
                 f"[yellow]warning:[/] {method} stopped before proving optimality (relative gap {gap}); "

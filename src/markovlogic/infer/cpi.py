@@ -191,6 +191,8 @@ def cpi_map(
     start = time.perf_counter()
     grounder = Grounder(mln, dbs, queries, closed=closed, open_=open_, db_path=db_path)
     setup = time.perf_counter() - start
+    if max_seconds is not None:
+        max_seconds = max(1.0, float(max_seconds) - setup)     # the limit covers setting up the store too
     try:
         result, net = cpi_solve(
             grounder, base=base, max_iterations=max_iterations, max_seconds=max_seconds, **solver_options

@@ -66,6 +66,7 @@ from ..ground.network import GroundNetwork
 from .kernels_state import SatArrays, _csr_gather, atom_components, init_counts, sat_arrays, subset
 from .map import DEFAULT_GROUP_ATOMS, Group, component_groups
 from .presolve import presolve as presolve_sat
+from . import highs_process
 from .results import MapResult
 
 _INF = np.inf
@@ -416,12 +417,25 @@ class Solution:
     nodes: int
 
 
+def highs_options(mip_gap: float, threads: int) -> dict:
+    return {"presolve": True, "mip_rel_gap": float(mip_gap), "disp": False,
+            "mip_abs_gap": 1e-7, "threads": int(threads), "random_seed": 0}
+
+
+def _solution(model: Model, status: int, x, dual, nodes: int) -> Solution:
+    x = None if x is None else np.asarray(x)
+    bound = np.inf if dual is None or not np.isfinite(dual) else -float(dual)
+    objective = None if x is None else float(model.cost @ x)
+    if status == 0 and x is not None and not np.isfinite(bound):
+        bound = objective
+    return Solution(int(status), x, objective, bound, int(nodes or 0))
+
+
 def solve_model(model: Model, max_seconds: float | None, mip_gap: float, threads: int) -> Solution:
     """Solve with HiGHS (through ``scipy.optimize.milp``; see :func:`ilp_map`)."""
     if model.n_cols == 0:
         return Solution(0, np.zeros(0), 0.0, 0.0, 0)
-    options = {"presolve": True, "mip_rel_gap": float(mip_gap), "disp": False,
-               "mip_abs_gap": 1e-7, "threads": int(threads), "random_seed": 0}
+    options = highs_options(mip_gap, threads)
     if max_seconds is not None:
         options["time_limit"] = max(float(max_seconds), 1e-3)
     constraints = (
@@ -836,7 +850,20 @@ def ilp_map(
         stats["rows"] += model.n_rows
         # HiGHS checks its clock between phases and may overrun a little: keep
         # some of the group's time for the fallback when it finds no world
-        sol = solve_model(model, None if budget is None else budget - min(0.3 * budget, 2.0), mip_gap, threads)
+        parallel_world = None
+        if budget is not None and model.n_cols >= highs_process.SUBPROCESS_COLUMNS:
+            # a large model: HiGHS in a child killed at the deadline, MaxWalkSAT
+            # meanwhile on the other core (see highs_process)
+            child = highs_process.start(model, max(0.5, budget - 1.5), highs_options(mip_gap, threads))
+            parallel_world = fallback_world(g.sat, max(0.05, 0.8 * budget - 1.0), seed=gi)
+            out = child.result()
+            if out is None:
+                stats["killed_groups"] = stats.get("killed_groups", 0) + 1
+                sol = Solution(1, None, None, np.inf, 0)
+            else:
+                sol = _solution(model, *out)
+        else:
+            sol = solve_model(model, None if budget is None else budget - min(0.3 * budget, 2.0), mip_gap, threads)
         stats["nodes"] += sol.nodes
         if sol.status == 2:
             raise infeasibility_error(net, sat, None if pre is not None else g)
@@ -851,10 +878,12 @@ def ilp_map(
         else:
             # stopped by the time limit: HiGHS's incumbent (if any) can be poor;
             # spend the reserved time on MaxWalkSAT and keep the better world
-            left = 1.0 if deadline is None else max(0.05, deadline - time.perf_counter())
-            if budget is not None and remaining > 0:
-                left = min(left, max(0.05, 0.25 * budget))
-            local, used = better_world(g.sat, local, fallback_world(g.sat, left, seed=gi))
+            if parallel_world is None:
+                left = 1.0 if deadline is None else max(0.05, deadline - time.perf_counter())
+                if budget is not None and remaining > 0:
+                    left = min(left, max(0.05, 0.25 * budget))
+                parallel_world = fallback_world(g.sat, left, seed=gi)
+            local, used = better_world(g.sat, local, parallel_world)
             stats["fallback_groups"] += int(used)
         if not optimal:
             all_optimal = False
