@@ -3,7 +3,8 @@
     mln learn -i prog.mln -t train.db[,more.db] -o learned.mln [--ne preds]
               [--method pll|perceptron|dn|scg|mira] [-g] [-d] [--multiple-databases]
               [--iterations N] [--prior-stddev S] [--seed N] [--trace FILE.csv] [--plot FILE.png]
-              [--samples N] [--final-samples N] [--expectations map|mcsat|exact] ...
+              [--samples N] [--final-samples N] [--expectations map|mcsat|exact]
+              [--hidden PRED[,PRED]] [--em hard|soft] ...
 
 A progress bar shows the objective per iteration. The learned model is written
 atomically, and only when learning succeeded; so are the trace (CSV: iteration,
@@ -69,6 +70,11 @@ def learn_command(
     accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
+    hidden: Optional[str] = typer.Option(
+        None, "--hidden", help="Predicates absent from the training data (all their atoms unknown), comma-separated: "
+                               "dn/scg then maximise the observed-data likelihood (as with '?' atoms)."),
+    em: Optional[str] = typer.Option(None, "--em", help="With unknown atoms: hard (MAP completion) or soft (exact expectations) EM "
+                                                        "instead of the observed-data gradient."),
     drop_hard: bool = typer.Option(False, "--drop-hard", help="Learn without the hard formulas (too large to ground, e.g. transitivity); they are kept in the output unchanged."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
@@ -113,7 +119,8 @@ def learn_command(
         model = learn_model(
             mln, dbs, query_predicates=split_list(ne) or None, method=method,
             multiple_databases=multiple_databases, iterations=iterations, prior_stddev=prior_stddev,
-            seed=seed, callback=progress.update, drop_hard=drop_hard, **options,
+            seed=seed, callback=progress.update, drop_hard=drop_hard,
+            hidden=split_list(hidden) or None, em=em, **options,
         )
     result = model.result
     write_text_atomic(output, model.text)

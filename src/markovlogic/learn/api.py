@@ -138,6 +138,8 @@ def learn_model(
     callback: Callback | None = None,
     networks: Sequence[GroundNetwork] | None = None,
     drop_hard: bool = False,
+    hidden: Sequence[str] | str | None = None,
+    em: str | None = None,
     **options,
 ) -> LearnedModel:
     """Ground, learn, and build the learned model (see module docstring).
@@ -164,7 +166,12 @@ def learn_model(
     every triple); the learned model keeps them unchanged. Learning soft weights
     this way is exact when the hard formulas hold in the training data and the
     soft ones do not interact through them (pseudo-likelihood of a pairwise
-    model, for instance)."""
+    model, for instance).
+
+    ``hidden``: predicates whose atoms are all unknown in the training data
+    (absent from it); with them, or with ``?`` atoms in the databases, dn and
+    scg maximise the observed-data likelihood, and ``em`` ("hard" or "soft")
+    chooses EM instead (``learn/hidden.py``)."""
     from ..model import Database
     from . import LEARNERS
     from .output import learned_mln_text, param_coefficients, split_clauses
@@ -201,6 +208,8 @@ def learn_model(
     if drop_hard:
         mln = _without_hard(mln)
     predicates = learned_predicates(mln, query_predicates, method)
+    hidden_preds = _hidden_predicates(mln, hidden, method, em)
+    predicates += [p for p in hidden_preds if p not in predicates]
 
     start = time.perf_counter()
     clausal = split_clauses(mln)
@@ -221,9 +230,23 @@ def learn_model(
         kwargs["map_method"] = cutting_plane_factory(lazies)
     else:
         nets = ground_training(clausal.mln, dbs, predicates, multiple_databases)
+    if hidden_preds:
+        nets = [_hide(net, hidden_preds) for net in nets]
     ground_seconds = time.perf_counter() - start
+    from .hidden import has_unknown
+
+    unknown = has_unknown(nets)
+    if em is not None and not unknown:
+        raise OptionError(f"--em {em} learns with unknown atoms, and the training data has none "
+                          "(name hidden predicates with --hidden, or mark atoms unknown with '?')")
+    if unknown and method not in ("dn", "scg"):
+        raise OptionError(f"the training data leaves query atoms unknown ('?' atoms or --hidden): --method {method} "
+                          "needs every truth value; use --method dn or scg (observed-data likelihood) or --em hard|soft")
     try:
-        result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
+        if unknown:
+            result = _learn_hidden(nets, kwargs, em, seed, callback)
+        else:
+            result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
     finally:
         for lazy in lazies:
             lazy.close()
@@ -248,6 +271,60 @@ def learn_model(
         ground_seconds=ground_seconds,
         learn_seconds=learn_seconds,
     )
+
+
+def _hidden_predicates(mln: "MLN", hidden, method: str, em: str | None) -> list[str]:
+    """Check ``hidden`` (names or a comma-separated string) against the model."""
+    if hidden is None:
+        names: list[str] = []
+    elif isinstance(hidden, str):
+        names = [h.strip() for h in hidden.split(",") if h.strip()]
+    else:
+        names = list(hidden)
+    if em is not None and em not in ("hard", "soft"):
+        raise OptionError(f"unknown --em {em!r}; choose hard or soft")
+    if (names or em is not None) and method not in ("dn", "scg"):
+        raise OptionError(f"--hidden and --em apply to --method dn or scg, not {method}")
+    from ..lang.parser import _predicates_in
+
+    mentioned = {p for f in mln.formulas for p in _predicates_in(f.formula)}
+    for name in names:
+        if name not in mln.predicates:
+            raise OptionError(f"--hidden names an undeclared predicate {name!r}")
+        if name not in mentioned:
+            raise OptionError(f"hidden predicate {name} is not mentioned by any formula: nothing could be learned about it")
+    return names
+
+
+def _hide(net: GroundNetwork, predicates: list[str]) -> GroundNetwork:
+    """Every atom of ``predicates`` unknown (truth -1)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    ids = [net.predicates.index(p) for p in predicates if p in net.predicates]
+    truth = np.full(net.n_atoms, 1, dtype=np.int8) if net.truth is None else net.truth.copy()
+    truth[np.isin(net.atom_pred, ids) & net.is_query] = -1
+    return replace(net, truth=truth)
+
+
+def _learn_hidden(nets, kwargs: dict, em: str | None, seed: int, callback) -> LearnResult:
+    from .hidden import HiddenOptions, learn_hidden
+
+    allowed = {"inference", "samples", "burn_in", "iterations", "prior_stddev", "max_seconds", "tolerance", "init"}
+    bad = sorted(k for k in kwargs if k not in allowed)
+    if bad:
+        raise OptionError(f"option{'s' if len(bad) > 1 else ''} {', '.join(b.replace('_', '-') for b in bad)} "
+                          "do not apply to learning with hidden atoms")
+    opt = {k: v for k, v in kwargs.items() if k not in ("init", "tolerance")}
+    if "tolerance" in kwargs:
+        opt["tolerance"] = float(kwargs["tolerance"])
+    init = kwargs.get("init")
+    if isinstance(init, str):
+        if init not in ("model", "pll"):
+            raise OptionError(f"unknown init {init!r}; choose pll or model")
+        init = None            # the model's weights (pll needs every truth value)
+    return learn_hidden(nets, options=HiddenOptions(em=em, **opt), seed=seed, init=init, callback=callback)
 
 
 def _without_hard(mln: "MLN") -> "MLN":
