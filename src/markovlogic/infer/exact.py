@@ -32,9 +32,14 @@ def _component_tables(net: GroundNetwork):
     )
     order = np.argsort(net.component, kind="stable")
     bounds = np.searchsorted(net.component[order], np.arange(net.n_components + 1))
+    # clauses and blocks grouped by component once (not a scan per component)
+    corder = np.argsort(clause_comp, kind="stable")
+    cbounds = np.searchsorted(clause_comp[corder], np.arange(net.n_components + 1))
+    border = np.argsort(block_comp, kind="stable")
+    bbounds = np.searchsorted(block_comp[border], np.arange(net.n_components + 1))
     for k in range(net.n_components):
         atoms = order[bounds[k]:bounds[k + 1]]
-        yield atoms, np.flatnonzero(clause_comp == k), np.flatnonzero(block_comp == k)
+        yield atoms, corder[cbounds[k]:cbounds[k + 1]], border[bbounds[k]:bbounds[k + 1]]
 
 
 def _enumerate_component(net: GroundNetwork, atoms: np.ndarray, clauses: np.ndarray, blocks: np.ndarray, max_atoms: int):
