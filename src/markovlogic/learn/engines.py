@@ -107,6 +107,27 @@ class _ComponentClass:
     members: list[np.ndarray] = field(default_factory=list)   # global atom ids, one array per component
 
 
+def _block_worlds(n: int, blocks: list[np.ndarray]) -> np.ndarray:
+    """The worlds of ``n`` atoms (``bool[m, n]``) in which each block has
+    exactly one true atom: the free atoms' 2^f assignments times one choice
+    per block (a component of one hidden atom and three 5-valued blocks has
+    250 such worlds instead of 2^16)."""
+    in_block = np.zeros(n, dtype=bool)
+    for b in blocks:
+        in_block[b] = True
+    free = np.flatnonzero(~in_block)
+    sizes = [len(b) for b in blocks]
+    total = (1 << len(free)) * int(np.prod(sizes, dtype=np.int64)) if sizes else 1 << len(free)
+    codes = np.arange(total, dtype=np.int64)
+    bits = np.zeros((total, n), dtype=bool)
+    bits[:, free] = ((codes[:, None] >> np.arange(len(free))[None, :]) & 1).astype(bool)
+    rest = codes >> len(free)
+    for b, size in zip(blocks, sizes):
+        bits[np.arange(total), np.asarray(b)[rest % size]] = True
+        rest //= size
+    return bits
+
+
 class ExactEngine:
     """Exact moments, marginals and MAP by enumerating each connected
     component (at most ``max_atoms`` atoms each). Components with the same
@@ -161,15 +182,14 @@ class ExactEngine:
 
     def _enumerate(self, cls: _ComponentClass, params: np.ndarray):
         n = cls.n
-        codes = np.arange(1 << n, dtype=np.int64)
-        bits = ((codes[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
-        sat = np.zeros((1 << n, len(cls.hard)), dtype=bool)
+        bits = _block_worlds(n, cls.blocks)
+        sat = np.zeros((len(bits), len(cls.hard)), dtype=bool)
         if len(cls.lit_local):
             lit_true = bits[:, cls.lit_local] == cls.lit_positive[None, :]
             sat[:, cls.nonempty] = np.logical_or.reduceat(lit_true, cls.starts, axis=1)
         satf = sat.astype(np.float64)
         counts = satf @ cls.pmat                              # [2^n, len(ids)]
-        logw = counts @ params[cls.ids] if len(cls.ids) else np.zeros(1 << n)
+        logw = counts @ params[cls.ids] if len(cls.ids) else np.zeros(len(bits))
         feasible = sat[:, cls.hard].all(axis=1)
         for block in cls.blocks:
             feasible &= bits[:, block].sum(axis=1) == 1
