@@ -71,3 +71,13 @@ def test_memory_limit_sizes(text, size):
 def test_bad_memory_limits(text):
     with pytest.raises(ValueError):
         parse_size(text)
+
+
+def test_a_model_file_too_large_to_parse_within_the_budget_is_refused(tmp_path, capsys):
+    """Issue 16, item 3: the size of the .mln text is checked against the
+    budget before it is read (parsing takes ~160 bytes per byte)."""
+    path = tmp_path / "big.mln"
+    path.write_text("P(t)\nQ(t)\n" + "".join(f"{i % 7}.5 P(x) => Q(x)\n" for i in range(2000)))
+    assert main(["check", "-i", str(path), "--memory-limit", "1M"]) == 2
+    assert "over the memory budget of 1.0 MB" in capsys.readouterr().err
+    assert len(MLN.from_file(path).formulas) == 2000     # within the default budget it parses

@@ -20,7 +20,7 @@ from ..lang.ast import Query
 from ..lang.checks import evidence_domains
 from ..lang.printer import format_query
 from ..model import MLN, Database
-from .common import MAX_CNF_HELP, apply_limits, load_inputs, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, split_list
 
 
 def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dict:
@@ -108,9 +108,10 @@ def register(app: typer.Typer) -> None:
             Optional[Path], typer.Option("-f", "--query-file", help="A file of queries (one or more per line).")
         ] = None,
         max_cnf_clauses: Annotated[Optional[int], typer.Option("--max-cnf-clauses", help=MAX_CNF_HELP)] = None,
+        memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help=MEMORY_HELP)] = None,
     ) -> None:
         """Parse and check a model (and evidence, queries); print a summary."""
-        apply_limits(max_cnf_clauses)
+        apply_limits(max_cnf_clauses, memory_limit)
         mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
         from ..logic.cnf import compile_mln
         from ..logic.equivalence import equivalence_predicates
