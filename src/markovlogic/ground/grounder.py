@@ -53,6 +53,7 @@ ROW_BYTES = 200          # estimated peak bytes per ground row, plus LITERAL_BYT
 LITERAL_BYTES = 60       # 150-450 bytes per row on tuffy/cse, class and Cora; rounded up)
 ATOM_BYTES = 64          # estimated bytes per registered ground atom
 COUNT_SECONDS = 10.0     # longest a template's groundings are counted before it is called too big
+PREFETCH = 128          # templates grounded by one query (see Grounder._prefetch)
 KERNEL_THRESHOLD = 2_000_000   # literals
 
 
@@ -358,16 +359,68 @@ class Grounder:
             "an equivalence predicate (--method agglomerative or mh), or a larger --memory-limit."
         )
 
-    def ground_template(self, i: int, used: int = 0) -> tuple[Rows | None, dict]:
-        """The ground rows of template ``i`` (evidence-simplified, not merged)
-        and counts: ``rows`` (groundings not satisfied by evidence and
-        comparisons), ``satisfied_by_groups``."""
+    def _query(self, i: int):
         t = self.templates[i]
-        store = self.store
         group_vars = self._group_vars(t) if t.exists else []
         export = list(t.plus_vars) + [v for v in group_vars if v not in t.plus_vars]
-        q = TemplateCompiler(store, t, export_vars=export).build()
+        return TemplateCompiler(self.store, t, export_vars=export).build()
+
+    def _prefetch(self, ids: list[int]) -> dict[int, tuple]:
+        """The rows of several templates from one query (``UNION ALL`` with a
+        template column): a model of many small formulas pays DuckDB's
+        per-statement cost once per batch instead of once per formula.
+        Templates with existential groups, and those whose cheap size bound
+        does not fit what is left of the budget, are left to
+        :meth:`ground_template` (which counts them exactly first)."""
+        if self.max_clauses is not None:
+            return {}
+        parts, layout = [], []
+        remaining = self.memory_limit - self.bytes_used
+        for i in ids:
+            t = self.templates[i]
+            if t.exists:
+                continue
+            q = self._query(i)
+            if q.empty:
+                continue
+            need = self._grounding_bound(i) * self._row_bytes(i)
+            if need > remaining:
+                continue
+            remaining -= need
+            cols = list(dict.fromkeys(
+                [c for out in q.literals for c in out.arg_cols]
+                + [out.status_col for out in q.literals if out.status_col is not None]
+                + list(q.var_cols.values())))
+            layout.append((i, q, cols))
+        if len(layout) < 2:
+            return {}
+        width = max(len(cols) for _, _, cols in layout)
+        for k, (i, q, cols) in enumerate(layout):
+            select = [f"{k} AS _t"] + [f"CAST(s.{c} AS BIGINT) AS x{j}" for j, c in enumerate(cols)]
+            select += [f"CAST(NULL AS BIGINT) AS x{j}" for j in range(len(cols), width)]
+            parts.append(f"SELECT {', '.join(select)} FROM ({q.sql}) AS s")
+        res = self._fetch("\nUNION ALL\n".join(parts))
+        tid = np.asarray(res["_t"])
+        order = np.argsort(tid, kind="stable")
+        bounds = np.searchsorted(tid[order], np.arange(len(layout) + 1))
+        out = {}
+        for k, (i, q, cols) in enumerate(layout):
+            rows = order[bounds[k]:bounds[k + 1]]
+            out[i] = (q, {c: np.asarray(np.ma.getdata(res[f"x{j}"]))[rows] for j, c in enumerate(cols)})
+        return out
+
+    def ground_template(self, i: int, used: int = 0, prefetched: tuple | None = None) -> tuple[Rows | None, dict]:
+        """The ground rows of template ``i`` (evidence-simplified, not merged)
+        and counts: ``rows`` (groundings not satisfied by evidence and
+        comparisons), ``satisfied_by_groups``. ``prefetched``: its query and
+        rows from :meth:`_prefetch`."""
+        t = self.templates[i]
+        store = self.store
         info = {"rows": 0, "satisfied_by_groups": 0}
+        if prefetched is not None:
+            q, res = prefetched
+            return self._rows(i, t, q, res, info)
+        q = self._query(i)
         if q.empty:
             return None, info
         self._check_budget(i, q.sql, used)
@@ -378,6 +431,10 @@ class Grounder:
             res = self._fetch("SELECT * FROM _grows ORDER BY rid")
         else:
             res = self._fetch(q.sql)
+        return self._rows(i, t, q, res, info)
+
+    def _rows(self, i: int, t: ClauseTemplate, q, res: dict, info: dict) -> tuple[Rows | None, dict]:
+        store = self.store
         n = len(next(iter(res.values()))) if res else 0
         info["rows"] = n
         self.bytes_used += n * self._row_bytes(i)
@@ -579,9 +636,12 @@ class Grounder:
             bar.start()
             task = bar.add_task("grounding", total=len(iterator))
         try:
-            for i in iterator:
+            prefetched: dict[int, tuple] = {}
+            for pos, i in enumerate(iterator):
                 t0 = time.perf_counter()
-                r, info = self.ground_template(i, used)
+                if pos % PREFETCH == 0:
+                    prefetched = self._prefetch(iterator[pos:pos + PREFETCH])
+                r, info = self.ground_template(i, used, prefetched.pop(i, None))
                 used += info["rows"]
                 if r is not None:
                     rows.append(r)
