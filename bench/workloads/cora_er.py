@@ -60,6 +60,52 @@ some(x, y in SameAuthor: jaccard(x, y, HasWordAuthor) < 0.1)
 """
 
 
+# cora_tokens: citations as token sets (no field labels at test time); the
+# derived predicates are written per fold by tokens_db_text (the token sets of
+# bench/cora_features.token_mentions); structure fixed a priori, the bins of
+# the cora model over the baselines' six similarities
+TOKENS_FIELDS = {"HasTok": "tokens", "HasFront": "front", "HasBack": "back", "HasFirst": "first5", "HasNum": "numbers"}
+TOKENS_MODEL = "".join(f"{p}(bib, token)\n" for p in TOKENS_FIELDS) + """\
+equivalence SameBib(bib, bib)
+
+jaccard(b1, b2, HasTok) >= 0.3 => SameBib(b1, b2)
+jaccard(b1, b2, HasTok) >= 0.4 => SameBib(b1, b2)
+jaccard(b1, b2, HasTok) >= 0.5 => SameBib(b1, b2)
+jaccard(b1, b2, HasTok) >= 0.6 => SameBib(b1, b2)
+jaccard(b1, b2, HasTok) >= 0.7 => SameBib(b1, b2)
+jaccard(b1, b2, HasTok) >= 0.8 => SameBib(b1, b2)
+jaccard(b1, b2, HasFront) >= 0.4 => SameBib(b1, b2)
+jaccard(b1, b2, HasFront) >= 0.6 => SameBib(b1, b2)
+jaccard(b1, b2, HasFront) >= 0.8 => SameBib(b1, b2)
+jaccard(b1, b2, HasBack) >= 0.3 => SameBib(b1, b2)
+jaccard(b1, b2, HasBack) >= 0.5 => SameBib(b1, b2)
+jaccard(b1, b2, HasBack) >= 0.7 => SameBib(b1, b2)
+jaccard(b1, b2, HasFirst) >= 0.5 => SameBib(b1, b2)
+jaccard(b1, b2, HasFirst) >= 0.8 => SameBib(b1, b2)
+jaccard(b1, b2, HasNum) >= 0.5 => SameBib(b1, b2)
+!SameBib(b1, b2)
+some(x, y in SameBib: jaccard(x, y, HasTok) < 0.2)
+"""
+
+
+def tokens_db_text(path, with_truth: bool) -> str:
+    """The derived evidence of a cora_tokens .db file: one ``HasTok(bib,
+    token)`` (and front, back, first-five, number) atom per token of each
+    citation, and its SameBib atoms when ``with_truth``."""
+    from bench.cora_features import read_atoms, token_mentions
+
+    atoms = read_atoms(path)
+    m = token_mentions(atoms)
+    lines = []
+    for pred, field in TOKENS_FIELDS.items():
+        f = m.fields[field]
+        w = f.words.tocoo()
+        vocab = np.asarray(f.vocabulary, dtype=object)
+        lines += [f"{pred}({b}, {t})" for b, t in zip(m.names[w.row], vocab[w.col])]
+    if with_truth and "SameBib" in atoms:
+        lines += [f"SameBib({a}, {b})" for a, b in zip(atoms["SameBib"]["a"], atoms["SameBib"]["b"])]
+    return "\n".join(lines) + "\n"
+
 
 def structure(text: str) -> str:
     """A model's text with its weights removed (the structure that is learned)."""
@@ -70,7 +116,7 @@ def structure(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def mln_row(fold: int, seed: int, model_text: str, predicate: str) -> dict:
+def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str = "cora") -> dict:
     """Learn by SampleRank on the fold's training data, agglomerative MAP on its
     test evidence, scored by markovlogic.eval from a clusters file."""
     from markovlogic import MLN, Database
@@ -80,24 +126,31 @@ def mln_row(fold: int, seed: int, model_text: str, predicate: str) -> dict:
 
     from bench.workloads.cora_baselines import _row
 
-    folder = data_dir() / "cora" / f"fold{fold}"
+    folder = data_dir() / dataset / f"fold{fold}"
     for name in ("train.db", "test-evidence.db", "test-truth.db"):
         if not (folder / name).is_file():
             raise Skip(f"missing {folder / name}")
     mln = MLN.from_string(model_text, filename=f"<{predicate} model>")
+    if dataset == "cora_tokens":
+        train = Database.from_string(tokens_db_text(folder / "train.db", True), mln=mln)
+        test_text = tokens_db_text(folder / "test-evidence.db", False)
+    else:
+        train = Database.from_file(folder / "train.db", mln=mln)
+        test_text = None
     start = time.perf_counter()
-    lm = learn_samplerank_model(mln, [Database.from_file(folder / "train.db", mln=mln)],
-                                query_predicates=[predicate], seed=seed, options=SampleRankOptions(seed=seed))
+    lm = learn_samplerank_model(mln, [train], query_predicates=[predicate], seed=seed,
+                                options=SampleRankOptions(seed=seed))
     learn_s = time.perf_counter() - start
     start = time.perf_counter()
-    answer = lm.mln.map(Database.from_file(folder / "test-evidence.db", mln=lm.mln), [predicate],
-                        method="agglomerative")
+    test = (Database.from_string(test_text, mln=lm.mln) if test_text is not None
+            else Database.from_file(folder / "test-evidence.db", mln=lm.mln))
+    answer = lm.mln.map(test, [predicate], method="agglomerative")
     infer_s = time.perf_counter() - start
     OUT_DIR.mkdir(parents=True, exist_ok=True)
-    path = OUT_DIR / f"cora.{predicate}.sets-seed{seed}.fold{fold}.clusters"
+    path = OUT_DIR / f"{dataset}.{predicate}.sets-seed{seed}.fold{fold}.clusters"
     write_text_atomic(path, answer.clusters_text())
     figures = evaluate(path, folder / "test-truth.db", [predicate], equivalence=[predicate])
-    return _row(fold, "cora", predicate, "set-level MLN (SampleRank)", figures, seed=seed,
+    return _row(fold, dataset, predicate, "set-level MLN (SampleRank)", figures, seed=seed,
                 learn_s=round(learn_s, 2), infer_s=round(infer_s, 2),
                 train_loss=round(lm.result.stats["final_train_loss"], 4))
 
@@ -126,6 +179,17 @@ def run_fold(fold: int, seeds: list[int], predicates=("SameBib", "SameAuthor"), 
     return rows
 
 
+def run_tokens_fold(fold: int, seeds: list[int], baselines: bool = True) -> list[dict]:
+    """cora_tokens SameBib: the token baselines and the token set-level MLN."""
+    from bench.workloads.cora_baselines import TASKS, run_fold as baseline_fold
+
+    rows: list[dict] = []
+    if baselines:
+        rows += baseline_fold(fold, (TASKS[("cora_tokens", "SameBib")],), model=False)
+    rows.append(_mean([mln_row(fold, seed, TOKENS_MODEL, "SameBib", dataset="cora_tokens") for seed in seeds]))
+    return rows
+
+
 def _folds(text: str) -> list[int]:
     if "-" in text:
         a, b = text.split("-")
@@ -141,19 +205,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--predicates", default="SameBib,SameAuthor")
     parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument("--tokens", action="store_true", help="cora_tokens SameBib (token sets) instead of cora")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     rows: list[dict] = []
     for fold in _folds(args.folds):
-        fold_rows = run_fold(fold, seeds, tuple(args.predicates.split(",")), baselines=not args.no_baselines)
+        if args.tokens:
+            fold_rows = run_tokens_fold(fold, seeds, baselines=not args.no_baselines)
+        else:
+            fold_rows = run_fold(fold, seeds, tuple(args.predicates.split(",")), baselines=not args.no_baselines)
         for r in fold_rows:
             print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()
                               if not isinstance(v, list)}), flush=True)
         rows.extend(fold_rows)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "cora_er.json").write_text(json.dumps(rows, indent=1, default=float))
+    stem = "cora_er_tokens" if args.tokens else "cora_er"
+    (RESULTS_DIR / f"{stem}.json").write_text(json.dumps(rows, indent=1, default=float))
     text = markdown(rows)
-    (RESULTS_DIR / "cora_er.md").write_text(text)
+    (RESULTS_DIR / f"{stem}.md").write_text(text)
     print(text)
 
 

@@ -24,6 +24,30 @@ model.
 With every label unknown (f = 1) nothing is observed: the conditional
 likelihood of the query given the evidence is constant, and the learner
 refuses (no fixed-weight prior ties advisedBy down). The row says so.
+
+Measured 2026-11-24 (``python -m bench.workloads.learn_hidden --folds 1-5
+--fractions 0.25,0.5,1.0``; load 2-4: other benches shared the 2 cores):
+
+    system         unknown fold1  fold2  fold3  fold4  fold5   AUC-PR  CLL      learn s
+    zero weights      0.00 0.0067 0.0064 0.0115 0.0054 0.0076  0.0075  -0.6931      0.0
+    supervised        0.00 0.4196 0.3748 0.3544 0.3330 0.4010  0.3766  -0.0274     36.5
+    hidden            0.25 0.3760 0.3732 0.3198 0.3173 0.3755  0.3524  -0.0298     62.7
+    as false          0.25 0.4095 0.3733 0.3155 0.3153 0.3571  0.3541  -0.0300     37.0
+    hidden            0.50 0.3446 0.3233 0.3029 0.3456 0.3924  0.3418  -1.7162     86.7
+    as false          0.50 0.4248 0.3452 0.4157 0.3145 0.3963  0.3793  -0.0322     46.2
+    hidden            1.00 refused: every atom of advisedBy is unknown ... not identifiable
+
+The trivial baseline is not beaten here. advisedBy is sparse (0.4% of its
+training atoms true), so reading an unknown atom as false is right for
+99.6% of them and costs little; the observed-data gradient, from two
+5-sample MC-SAT chains per step, is the noisier estimate: at 25% unknown it
+ties (.352 against .354), at 50% it loses (.342 against .379), and on fold 5
+one weight ran off (test CLL -8.5, the mean's -1.7). Where the hidden
+atoms are not nearly all false, or are hidden by design (the Cora
+unsupervised model of ``cora_unsupervised``, where nothing is labelled and
+"unknown as false" is no model at all), the likelihood is what learns;
+more samples per step (``samples``) and a smaller step bound would be the
+first things to try here.
 """
 
 from __future__ import annotations
