@@ -198,7 +198,3 @@ def rank_update(theta, dth, dloss, phi_cur, phi_gold, learnable, update, margin,
         return True
     return False
 
-
-def buffers(D: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The work buffers of :func:`rank_update`: g, G, margins, alpha."""
-    return np.zeros(D), np.zeros((3, D)), np.zeros(3), np.zeros(3)
