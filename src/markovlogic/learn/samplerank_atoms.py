@@ -268,20 +268,21 @@ def learn_samplerank_atoms(
     *,
     iterations: int | None = None,
     prior_stddev: float | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     callback: Callback | None = None,
     options: SampleRankOptions | None = None,
     **kw,
 ) -> LearnResult:
     """SampleRank on the training networks (module docstring). ``options``
-    or keyword options of :class:`SampleRankOptions` (not both);
+    or keyword options of :class:`SampleRankOptions` (not both); ``seed``
+    (if given) replaces the options' seed;
     ``iterations``: epochs; ``prior_stddev`` is refused (``margin`` and
     ``C`` bound the steps); ``callback(row)`` after each network of each
     epoch (row.iteration = the epoch; True stops)."""
     if options is not None and kw:
         raise OptionError("give either a SampleRankOptions or keyword options, not both")
     opt = options if options is not None else SampleRankOptions(**kw)
-    opt = replace(opt, seed=seed) if seed != opt.seed else replace(opt)
+    opt = replace(opt) if seed is None else replace(opt, seed=seed)
     if iterations is not None:
         opt.epochs = iterations
     if prior_stddev is not None:
