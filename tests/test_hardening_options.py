@@ -41,7 +41,7 @@ def test_learning_options(tmp_path, capsys):
             "-o", str(tmp_path / "out.mln")]
     assert main(base + ["--seed", "-1"]) == 2
     assert main(base + ["--max-seconds", "inf"]) == 2
-    assert main(base + ["--method", "samplerank"]) == 2          # no equivalence predicate to cluster
+    assert main(base + ["--method", "samplerank", "--loss", "b3"]) == 2   # b3 needs an equivalence predicate
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert not (tmp_path / "out.mln").exists()

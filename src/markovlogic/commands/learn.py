@@ -1,10 +1,11 @@
 """``mln learn``: weight learning, Alchemy's ``learnwts`` spellings accepted.
 
     mln learn -i prog.mln -t train.db[,more.db] -o learned.mln [--ne preds]
-              [--method pll|perceptron|dn|scg|mira] [-g] [-d] [--multiple-databases]
+              [--method pll|perceptron|dn|scg|mira|samplerank] [-g] [-d] [--multiple-databases]
               [--iterations N] [--prior-stddev S] [--seed N] [--trace FILE.csv] [--plot FILE.png]
               [--samples N] [--final-samples N] [--expectations map|mcsat|exact]
-              [--hidden PRED[,PRED]] [--em hard|soft] ...
+              [--hidden PRED[,PRED]] [--em hard|soft]
+              [--loss hamming|pairwise-f1|b3] [--update perceptron|mira|mira++] [--steps N] ...
 
 A progress bar shows the objective per iteration. The learned model is written
 atomically, and only when learning succeeded; so are the trace (CSV: iteration,
@@ -46,7 +47,7 @@ def learn_command(
     multiple_databases: bool = typer.Option(
         False, "--multiple-databases", "-multipleDatabases", help="Each .db file is an independent world."),
     iterations: Optional[int] = typer.Option(
-        None, "--iterations", "-dNumIter", "-gMaxIter", help="Iterations (pll 10000, dn/scg/perceptron 100, mira 20)."),
+        None, "--iterations", "-dNumIter", "-gMaxIter", help="Iterations (pll 10000, dn/scg/perceptron 100, mira 20; samplerank: epochs, 5)."),
     prior_stddev: Optional[float] = typer.Option(
         None, "--prior-stddev", "-priorStdDev", help="Std. dev. of the Gaussian prior (default 2; 100 for pll)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
@@ -58,16 +59,24 @@ def learn_command(
     expectations: Optional[str] = typer.Option(
         None, "--expectations", help="perceptron: expected counts from the MAP world (map, default), MC-SAT samples (mcsat) or enumeration (exact)."),
     init: Optional[str] = typer.Option(
-        None, "--init", help="dn/scg/perceptron/mira starting weights: pll (default, the pseudo-likelihood optimum) or model."),
+        None, "--init", help="dn/scg/perceptron/mira starting weights: pll (default, the pseudo-likelihood optimum) or model "
+                             "(samplerank: model by default, or pll)."),
     map_method: Optional[str] = typer.Option(
         None, "--map-method", help="perceptron/mira MAP: maxwalksat (perceptron default), cpi (mira default: soft clauses ground in full, "
              "hard formulas by cutting planes, ILP), ilp, exact."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop learning after this many seconds."),
-    loss: Optional[str] = typer.Option(None, "--loss", help="samplerank: hamming, pairwise-f1 (default) or b3."),
+    learning_rate: Optional[float] = typer.Option(
+        None, "--learning-rate", help="perceptron (and samplerank --update perceptron): step size (a positive number)."),
+    loss: Optional[str] = typer.Option(
+        None, "--loss", help="samplerank: hamming (default for ordinary query atoms; over an equivalence predicate: pairs "
+                             "wrong), pairwise-f1 (default for an equivalence predicate) or b3."),
     update: Optional[str] = typer.Option(None, "--update", help="samplerank: perceptron, mira (default) or mira++."),
-    steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant)."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant, or per query atom)."),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="samplerank: temperature of the training chain (default 1)."),
     accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
+    margin: Optional[float] = typer.Option(None, "--margin", help="samplerank: the ranking margin of MIRA and MIRA++ (default 1)."),
+    start: Optional[str] = typer.Option(
+        None, "--start", help="samplerank over atoms: the chain's first world, random (default), false or truth."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
     hidden: Optional[str] = typer.Option(
@@ -113,7 +122,7 @@ def learn_command(
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
                    final_samples=final_samples, expectations=expectations, loss=loss, update=update, steps=steps,
-                   temperature=temperature, accept=accept)
+                   temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:
         model = learn_model(

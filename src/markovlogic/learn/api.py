@@ -43,7 +43,7 @@ _METHOD_OPTIONS = {
                    "burn_in"},
     "mira": {"map_method", "C", "init", "max_seconds"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
-                   "max_seconds", "average"},
+                   "max_seconds", "average", "start", "init", "trace_every"},
 }
 
 
@@ -154,12 +154,17 @@ def learn_model(
     ``samples``, ``burn_in``, ``init``, ``tolerance``, ``average``,
     ``max_seconds``, ``final_samples`` (dn, scg); ``map_method``,
     ``learning_rate``, ``init``, ``expectations``, ``samples``, ``burn_in``
-    (perceptron); ``map_method``, ``C``, ``init`` (mira). ``map_method="cpi"``
+    (perceptron); ``map_method``, ``C``, ``init`` (mira); the fields of
+    ``SampleRankOptions`` (samplerank: over the clusterings of equivalence
+    query predicates, learn/samplerank.py, else over the query atoms of the
+    ground networks, learn/samplerank_atoms.py; ``iterations`` counts its
+    epochs). ``map_method="cpi"``
     (MIRA's default): the hard formulas are not ground but separated by
     cutting planes at each MAP call, over the soft clauses ground in full
     (``learn/lazy.py``). Every
-    discriminative learner starts from the pseudo-likelihood optimum unless
-    ``init="model"``.
+    discriminative learner but samplerank starts from the pseudo-likelihood
+    optimum unless ``init="model"`` (samplerank: from the model's weights
+    unless ``init="pll"``).
 
     ``drop_hard``: learn without the hard formulas (and without the axioms of
     declared equivalences), which can be too large to ground (transitivity over
@@ -187,17 +192,30 @@ def learn_model(
     _check_numbers(iterations, prior_stddev)
     kwargs = _learner_options(method, options)
     if method == "samplerank":
-        from .samplerank import SampleRankOptions, learn_samplerank_model
+        from .samplerank_core import SampleRankOptions
 
         if iterations is not None:
             kwargs.setdefault("epochs", int(iterations))
         if prior_stddev is not None:
             raise OptionError("--prior-stddev does not apply to samplerank (its margin and C bound the steps)")
-        if networks is not None:
-            raise OptionError("samplerank builds its own cluster models: do not pass networks=")
-        return learn_samplerank_model(mln, dbs, query_predicates=query_predicates,
-                                      multiple_databases=multiple_databases, seed=seed, callback=callback,
-                                      options=SampleRankOptions(**kwargs))
+        options_sr = SampleRankOptions(**kwargs).check()
+        kind, chosen = samplerank_kind(mln, query_predicates)
+        _check_truth(dbs, chosen, multiple_databases)
+        if kind == "clusters":
+            from .samplerank import learn_samplerank_model
+
+            if networks is not None:
+                raise OptionError("samplerank over an equivalence predicate builds its own cluster models: "
+                                  "do not pass networks=")
+            return learn_samplerank_model(mln, dbs, query_predicates=query_predicates,
+                                          multiple_databases=multiple_databases, seed=seed, callback=callback,
+                                          options=options_sr)
+        from .samplerank_atoms import check_atom_options
+
+        check_atom_options(options_sr, chosen)
+        query_predicates = chosen
+        kwargs = {"options": options_sr}
+        iterations = None
     if iterations is not None:
         kwargs["iterations"] = int(iterations)
     if prior_stddev is not None:
@@ -325,6 +343,57 @@ def _learn_hidden(nets, kwargs: dict, em: str | None, seed: int, callback) -> Le
             raise OptionError(f"unknown init {init!r}; choose pll or model")
         init = None            # the model's weights (pll needs every truth value)
     return learn_hidden(nets, options=HiddenOptions(em=em, **opt), seed=seed, init=init, callback=callback)
+
+
+def samplerank_kind(mln: "MLN", query_predicates: Sequence[str] | str | None) -> tuple[str, list[str]]:
+    """Which SampleRank learns these query predicates: ``("clusters", preds)``
+    when they are equivalence predicates (learn/samplerank.py; with none
+    named, any equivalence predicate of the model), ``("atoms", preds)``
+    when none is (learn/samplerank_atoms.py). Both at once is refused."""
+    from ..logic.equivalence import equivalence_predicates
+
+    eq = equivalence_predicates(mln)
+    if isinstance(query_predicates, str):
+        query_predicates = [q.strip() for q in query_predicates.split(",") if q.strip()]
+    if not query_predicates and eq:
+        return "clusters", sorted(eq)
+    preds = learned_predicates(mln, query_predicates, "samplerank")
+    clusters = [p for p in preds if p in eq]
+    if not clusters:
+        if getattr(mln, "set_features", None):
+            raise LearningError("set-level features are learned over the clusterings of an equivalence "
+                                "predicate; no query predicate is one")
+        return "atoms", preds
+    others = [p for p in preds if p not in eq]
+    if others:
+        raise LearningError(
+            f"SampleRank learns either equivalence predicates (over clusterings) or ordinary query predicates "
+            f"(over atoms), not both in one run: {', '.join(clusters)} "
+            f"{'is an equivalence' if len(clusters) == 1 else 'are equivalences'}, {', '.join(others)} "
+            f"{'is' if len(others) == 1 else 'are'} not; learn them in separate runs (--ne)")
+    return "clusters", clusters
+
+
+def _check_truth(dbs, predicates: list[str], multiple_databases: bool) -> None:
+    """SampleRank's loss needs the training truth: every query predicate must
+    have atoms listed in every training world."""
+    from ..model import Database
+
+    worlds = [dbs] if isinstance(dbs, Database) else list(dbs)
+    if not worlds:
+        raise LearningError("no training database given")
+    if not multiple_databases:
+        worlds = [_merge(worlds)]
+    for k, db in enumerate(worlds):
+        listed = {a.atom.predicate for a in db.atoms if a.truth is not None}
+        missing = [p for p in predicates if p not in listed]
+        if missing:
+            where = f"training database {k + 1}" if len(worlds) > 1 else "the training data"
+            raise LearningError(
+                f"{where} give{'s' if len(worlds) > 1 else ''} no truth for the query predicate"
+                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}: no atom of "
+                f"{'them' if len(missing) > 1 else 'it'} is listed. SampleRank ranks worlds by their loss "
+                "against the training truth: list the true atoms (unlisted ones are then false)")
 
 
 def _without_hard(mln: "MLN") -> "MLN":

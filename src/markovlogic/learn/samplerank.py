@@ -1,17 +1,16 @@
-"""SampleRank (Culotta's thesis, Algorithm 4): learning weights from the
-ranking of neighbouring worlds that the Metropolis-Hastings chain visits.
+"""SampleRank over clusterings (Culotta's thesis, Algorithm 4): learning
+weights from the ranking of neighbouring worlds that the Metropolis-Hastings
+chain over an equivalence predicate's clusterings visits (the same learner
+over ordinary query atoms: :mod:`.samplerank_atoms`; the update rules and
+options they share: :mod:`.samplerank_core`).
 
 For each proposal ``y -> y'`` the chain evaluates anyway, the feature change
 ``dphi = Phi(y') - Phi(y)`` and the change of a loss against the training
 truth are known. When the model ranks the two worlds against the loss (or
 within the margin), the weights move toward the better one:
 
-* ``perceptron``: ``theta += rate * g`` when ``theta . g <= 0``, with ``g``
-  the feature difference better minus worse;
-* ``mira``: the smallest change that makes ``theta . g >= margin`` (one
-  constraint, closed form, step clipped at ``C``);
-* ``mira++``: MIRA with two more constraints, the truth ranked above both
-  worlds by the margin, solved by Hildreth's method.
+perceptron, MIRA (1-best, closed form) or MIRA++ (Hildreth), see
+:func:`.samplerank_core.rank_update`.
 
 The next state follows the model (MH acceptance at the chain's temperature;
 Culotta's "predicted") or the loss ("truth"). The returned weights are the
@@ -38,58 +37,10 @@ from ..errors import LearningError, OptionError
 from ..cluster.chain import _accept, apply_proposal, propose, seed_rng
 from ..cluster.kernels import feature_vector, members
 from ..cluster.model import ClusterModel
+from .samplerank_core import ACCEPT, LOSSES, UPDATES, SampleRankOptions, rank_update
 
-LOSSES = {"hamming": 0, "pairwise-f1": 1, "b3": 2}
-UPDATES = {"perceptron": 0, "mira": 1, "mira++": 2}
-ACCEPT = {"model": 0, "loss": 1}
-
-
-@dataclass
-class SampleRankOptions:
-    """Options of SampleRank (``mln learn --method samplerank``)."""
-
-    loss: str = "pairwise-f1"
-    update: str = "mira"
-    steps: int | None = None          # proposals per training world per epoch (default 100 * n)
-    epochs: int = 5
-    temperature: float = 1.0
-    accept: str = "model"
-    margin: float = 1.0
-    C: float = 1.0                    # MIRA's largest step
-    learning_rate: float = 1.0        # perceptron
-    average: bool = True
-    proposals: tuple[float, float, float, float, float] = (0.15, 0.1, 0.25, 0.25, 0.25)
-    seed: int = 0
-    max_seconds: float | None = None
-    trace_every: int | None = None    # record the loss every this many steps (default steps // 50)
-
-    def check(self) -> "SampleRankOptions":
-        if self.loss not in LOSSES:
-            raise OptionError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
-        if self.update not in UPDATES:
-            raise OptionError(f"unknown update {self.update!r}; choose one of {', '.join(UPDATES)}")
-        if self.accept not in ACCEPT:
-            raise OptionError(f"accept must be one of {', '.join(ACCEPT)}, got {self.accept!r}")
-        for name in ("steps", "trace_every"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-                raise OptionError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.epochs, bool) or not isinstance(self.epochs, (int, np.integer)) or self.epochs < 1:
-            raise OptionError(f"epochs must be a positive integer, got {self.epochs!r}")
-        for name in ("margin", "C", "learning_rate"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise OptionError(f"{name} must be a positive number, got {v!r}")
-        if not (np.isfinite(self.temperature) and self.temperature >= 0):
-            raise OptionError(f"temperature must be >= 0, got {self.temperature!r}")
-        p = np.asarray(self.proposals, dtype=np.float64)
-        if p.shape != (5,) or (p < 0).any() or p.sum() <= 0:
-            raise OptionError("proposals must be 5 non-negative probabilities, not all zero")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise OptionError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if self.max_seconds is not None and not (self.max_seconds > 0):
-            raise OptionError(f"max_seconds must be positive, got {self.max_seconds!r}")
-        return self
+__all__ = ["ACCEPT", "LOSSES", "UPDATES", "Parameters", "SampleRankOptions", "SampleRankResult",
+           "learn_samplerank_model", "parameters_of", "samplerank"]
 
 
 @dataclass
@@ -261,38 +212,6 @@ def _set_weights(md, theta, q_param, q_coef, sf_param):
 
 
 @nb.njit(cache=True)
-def _dot(a, b):
-    s = 0.0
-    for k in range(len(a)):
-        s += a[k] * b[k]
-    return s
-
-
-@nb.njit(cache=True)
-def _hildreth(theta, G, margins, C, iters):
-    """theta <- argmin ||theta' - theta||^2 s.t. theta' . G[i] >= margins[i]
-    (dual coordinate ascent, multipliers in [0, C])."""
-    m = G.shape[0]
-    alpha = np.zeros(m)
-    for _ in range(iters):
-        changed = False
-        for i in range(m):
-            nn = _dot(G[i], G[i])
-            if nn <= 0.0:
-                continue
-            a_new = alpha[i] + (margins[i] - _dot(theta, G[i])) / nn
-            a_new = min(max(a_new, 0.0), C)
-            da = a_new - alpha[i]
-            if da != 0.0:
-                changed = True
-                alpha[i] = a_new
-                for k in range(len(theta)):
-                    theta[k] += da * G[i, k]
-        if not changed:
-            break
-
-
-@nb.njit(cache=True)
 def samplerank_run(md, st, sc, probs, n_steps, temp, update, loss_kind, accept_kind, margin, C, rate,
                    theta, theta_sum, learnable, q_param, q_coef, sf_param, truth_q, gold, gsize, counts,
                    phi_cur, phi_gold, trace_every, trace, stats):
@@ -304,10 +223,11 @@ def samplerank_run(md, st, sc, probs, n_steps, temp, update, loss_kind, accept_k
     cum = np.cumsum(probs)
     prop = np.zeros(5, np.int64)
     D = len(theta)
-    g = np.zeros(D)
     dth = np.zeros(D)
+    g = np.zeros(D)
     G = np.zeros((3, D))
     margins = np.zeros(3)
+    alpha = np.zeros(3)
     cnt = np.zeros(max(1, gsize.shape[0]), np.int64)
     mbuf = np.zeros(n + 1, np.int64)
     rows = 0
@@ -330,42 +250,9 @@ def samplerank_run(md, st, sc, probs, n_steps, temp, update, loss_kind, accept_k
                 if not learnable[k]:
                     dth[k] = 0.0
             if abs(dloss) > 1e-12:
-                sign = 1.0 if dloss < 0.0 else -1.0
-                for k in range(D):
-                    g[k] = sign * dth[k]
-                m = _dot(theta, g)
-                nn = _dot(g, g)
-                if nn > 0.0:
-                    if update == 0:
-                        if m <= 0.0:
-                            for k in range(D):
-                                theta[k] += rate * g[k]
-                            stats[1] += 1
-                    elif update == 1:
-                        if m < margin:
-                            tau = min(C, (margin - m) / nn)
-                            for k in range(D):
-                                theta[k] += tau * g[k]
-                            stats[1] += 1
-                    else:
-                        if m < margin or _dot(theta, phi_gold) - _dot(theta, phi_cur) < margin:
-                            # better / worse worlds' features: phi_cur (+ dth for y')
-                            for k in range(D):
-                                G[0, k] = g[k]
-                                if dloss < 0.0:
-                                    G[1, k] = phi_gold[k] - (phi_cur[k] + dth[k])
-                                    G[2, k] = phi_gold[k] - phi_cur[k]
-                                else:
-                                    G[1, k] = phi_gold[k] - phi_cur[k]
-                                    G[2, k] = phi_gold[k] - (phi_cur[k] + dth[k])
-                                if not learnable[k]:
-                                    G[1, k] = 0.0
-                                    G[2, k] = 0.0
-                            margins[0] = margin
-                            margins[1] = margin
-                            margins[2] = margin
-                            _hildreth(theta, G, margins, C, 50)
-                            stats[1] += 1
+                if rank_update(theta, dth, dloss, phi_cur, phi_gold, learnable, update, margin, C, rate,
+                               g, G, margins, alpha):
+                    stats[1] += 1
                     _set_weights(md, theta, q_param, q_coef, sf_param)
                     # the weights changed: the model's score change of this proposal
                     d = 0.0
@@ -440,6 +327,10 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
     """Learn ``theta`` on the training worlds ``models`` (each built with
     ``truth=True``)."""
     opt = (options or SampleRankOptions()).check()
+    if opt.start != "random" or opt.init != "model":
+        raise OptionError("start and init apply to SampleRank over ordinary atoms; over clusterings the chain "
+                          "starts from the model's clustering and the weights from the model's")
+    loss = opt.loss or "pairwise-f1"
     if not models:
         raise LearningError("no training world given")
     for m in models:
@@ -487,7 +378,7 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
             every = opt.trace_every or max(1, steps // 50)
             tr = np.zeros((steps // every + 1, 2 + D))
             rows = samplerank_run(
-                md, st, sc, probs, steps, float(opt.temperature), UPDATES[opt.update], LOSSES[opt.loss],
+                md, st, sc, probs, steps, float(opt.temperature), UPDATES[opt.update], LOSSES[loss],
                 ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate),
                 theta, theta_sum, params.learnable, params.q_param, params.q_coef, params.sf_param,
                 m.truth_q, gold, gsize, counts, phi_cur, phi_gold, every, tr, stats)
@@ -578,7 +469,7 @@ def learn_samplerank_model(mln, dbs, *, query_predicates=None, multiple_database
     trace = [TraceRow(iteration=r["step"], objective=r["loss"], params=r["theta"], info={"epoch": r["epoch"]})
              for r in res.trace]
     result = LearnResult(params=res.theta, param_info=info, method="samplerank",
-                         objective_name=f"training loss ({opt.loss})", trace=trace,
+                         objective_name=f"training loss ({opt.loss or 'pairwise-f1'})", trace=trace,
                          iterations=int(res.stats["steps"]), converged=False, seconds=learn_seconds,
                          stats=dict(res.stats))
     return LearnedModel(mln=learned, text=text, result=result, query_predicates=[pred], networks=[],
