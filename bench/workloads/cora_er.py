@@ -40,8 +40,8 @@ Measured 2026-11-24, ``--tokens --folds 1-5 --seeds 0`` (load 2-4; learning
     cora_tokens  LR + greedy CC              .996    .909    .949     .950   .980    .827
     cora_tokens  set-level MLN (SampleRank)  .986    .972    .979     .977   .989    .903    .992 .994 .954 .987 .968
 
-The set-level model beats every baseline on every fold's F1 but fold 3's
-threshold-free comparison (.954 against LR's .885 there). On ``cora`` (three
+The set-level model beats every baseline on every fold's pairwise F1 (fold 5
+narrowly: .968 against .966). On ``cora`` (three
 seeds, earlier run): SameBib set-level F1 .970, B3 .969 against LR + CC
 .968/.967; SameAuthor set-level .936/.952 *loses* to LR + CC (.969/.980):
 the author model sees name-word Jaccard bins and co-citation only, while the
