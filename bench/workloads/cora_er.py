@@ -143,7 +143,8 @@ def structure(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str = "cora") -> dict:
+def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str = "cora",
+            learner: str = "samplerank") -> dict:
     """Learn by SampleRank on the fold's training data, agglomerative MAP on its
     test evidence, scored by markovlogic.eval from a clusters file."""
     from markovlogic import MLN, Database
@@ -165,8 +166,14 @@ def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str 
         train = Database.from_file(folder / "train.db", mln=mln)
         test_text = None
     start = time.perf_counter()
-    lm = learn_samplerank_model(mln, [train], query_predicates=[predicate], seed=seed,
-                                options=SampleRankOptions(seed=seed))
+    if learner == "piecewise":
+        from markovlogic.learn.piecewise import PiecewiseOptions, learn_piecewise_model
+
+        lm = learn_piecewise_model(mln, [train], query_predicates=[predicate], seed=seed,
+                                   options=PiecewiseOptions(seed=seed))
+    else:
+        lm = learn_samplerank_model(mln, [train], query_predicates=[predicate], seed=seed,
+                                    options=SampleRankOptions(seed=seed))
     learn_s = time.perf_counter() - start
     start = time.perf_counter()
     test = (Database.from_string(test_text, mln=lm.mln) if test_text is not None
@@ -174,12 +181,14 @@ def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str 
     answer = lm.mln.map(test, [predicate], method="agglomerative")
     infer_s = time.perf_counter() - start
     OUT_DIR.mkdir(parents=True, exist_ok=True)
-    path = OUT_DIR / f"{dataset}.{predicate}.sets-seed{seed}.fold{fold}.clusters"
+    path = OUT_DIR / f"{dataset}.{predicate}.sets-{learner}-seed{seed}.fold{fold}.clusters"
     write_text_atomic(path, answer.clusters_text())
     figures = evaluate(path, folder / "test-truth.db", [predicate], equivalence=[predicate])
-    return _row(fold, dataset, predicate, "set-level MLN (SampleRank)", figures, seed=seed,
+    name = "set-level MLN (piecewise)" if learner == "piecewise" else "set-level MLN (SampleRank)"
+    return _row(fold, dataset, predicate, name, figures, seed=seed,
                 learn_s=round(learn_s, 2), infer_s=round(infer_s, 2),
-                train_loss=round(lm.result.stats["final_train_loss"], 4))
+                train_loss=None if lm.result.stats.get("final_train_loss") is None
+                else round(lm.result.stats["final_train_loss"], 4))
 
 
 def _mean(rows: list[dict]) -> dict:
@@ -193,7 +202,8 @@ def _mean(rows: list[dict]) -> dict:
     return out
 
 
-def run_fold(fold: int, seeds: list[int], predicates=("SameBib", "SameAuthor"), baselines: bool = True) -> list[dict]:
+def run_fold(fold: int, seeds: list[int], predicates=("SameBib", "SameAuthor"), baselines: bool = True,
+             learners=("samplerank",)) -> list[dict]:
     from bench.workloads.cora_baselines import TASKS, run_fold as baseline_fold
 
     rows: list[dict] = []
@@ -202,7 +212,8 @@ def run_fold(fold: int, seeds: list[int], predicates=("SameBib", "SameAuthor"), 
         rows += baseline_fold(fold, tasks, model="SameBib" in predicates)
     texts = {"SameBib": structure(SETS_MODEL.read_text()), "SameAuthor": AUTHOR_MODEL}
     for p in predicates:
-        rows.append(_mean([mln_row(fold, seed, texts[p], p) for seed in seeds]))
+        for learner in learners:
+            rows.append(_mean([mln_row(fold, seed, texts[p], p, learner=learner) for seed in seeds]))
     return rows
 
 
@@ -232,6 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--predicates", default="SameBib,SameAuthor")
     parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument("--learners", default="samplerank", help="samplerank, piecewise or both (comma-separated)")
     parser.add_argument("--tokens", action="store_true", help="cora_tokens SameBib (token sets) instead of cora")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -240,7 +252,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.tokens:
             fold_rows = run_tokens_fold(fold, seeds, baselines=not args.no_baselines)
         else:
-            fold_rows = run_fold(fold, seeds, tuple(args.predicates.split(",")), baselines=not args.no_baselines)
+            fold_rows = run_fold(fold, seeds, tuple(args.predicates.split(",")), baselines=not args.no_baselines,
+                                 learners=tuple(args.learners.split(",")))
         for r in fold_rows:
             print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()
                               if not isinstance(v, list)}), flush=True)

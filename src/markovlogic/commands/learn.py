@@ -1,7 +1,7 @@
 """``mln learn``: weight learning, Alchemy's ``learnwts`` spellings accepted.
 
     mln learn -i prog.mln -t train.db[,more.db] -o learned.mln [--ne preds]
-              [--method pll|perceptron|dn|scg|mira|samplerank] [-g] [-d] [--multiple-databases]
+              [--method pll|perceptron|dn|scg|mira|samplerank|piecewise] [-g] [-d] [--multiple-databases]
               [--iterations N] [--prior-stddev S] [--seed N] [--trace FILE.csv] [--plot FILE.png]
               [--samples N] [--final-samples N] [--expectations map|mcsat|exact]
               [--hidden PRED[,PRED]] [--em hard|soft]
@@ -32,7 +32,7 @@ from .common import MAX_CNF_HELP, MEMORY_HELP, _existing, apply_limits, split_li
 
 console = Console(stderr=True, highlight=False)
 
-DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20, "samplerank": 5}
+DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20, "samplerank": 5, "piecewise": 200}
 
 
 def learn_command(
@@ -41,7 +41,7 @@ def learn_command(
     output: Path = typer.Option(..., "-o", "--output", help="Output .mln file with the learned weights."),
     ne: Optional[str] = typer.Option(
         None, "--ne", "-ne", help="Query (non-evidence) predicates, comma-separated. Default: the predicates not marked closed (*); all for -g."),
-    method: Optional[str] = typer.Option(None, "--method", help="pll, perceptron, dn (default), scg, mira, samplerank."),
+    method: Optional[str] = typer.Option(None, "--method", help="pll, perceptron, dn (default), scg, mira, samplerank, piecewise (set-level features: a logistic model of merges)."),
     generative: bool = typer.Option(False, "-g", help="Alchemy: generative learning (pseudo-likelihood, --method pll)."),
     discriminative: bool = typer.Option(False, "-d", help="Alchemy: discriminative learning (the default)."),
     multiple_databases: bool = typer.Option(

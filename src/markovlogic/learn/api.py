@@ -29,7 +29,7 @@ from .result import Callback, LearnResult
 if TYPE_CHECKING:
     from ..model import MLN, Database
 
-METHODS = ("pll", "perceptron", "dn", "scg", "mira", "samplerank")
+METHODS = ("pll", "perceptron", "dn", "scg", "mira", "samplerank", "piecewise")
 DISCRIMINATIVE = ("perceptron", "dn", "scg", "mira")
 
 # options each learner takes besides (iterations, prior_stddev, seed, callback)
@@ -42,6 +42,7 @@ _METHOD_OPTIONS = {
     "perceptron": {"map_method", "learning_rate", "per_weight", "init", "max_seconds", "expectations", "samples",
                    "burn_in"},
     "mira": {"map_method", "C", "init", "max_seconds"},
+    "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
                    "max_seconds", "average", "start", "init", "trace_every"},
 }
@@ -191,6 +192,18 @@ def learn_model(
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
     kwargs = _learner_options(method, options)
+    if method == "piecewise":
+        from .piecewise import PiecewiseOptions, learn_piecewise_model
+
+        if networks is not None:
+            raise OptionError("piecewise training builds its own cluster models: do not pass networks=")
+        if iterations is not None:
+            kwargs["iterations"] = int(iterations)
+        if prior_stddev is not None:
+            kwargs["prior_stddev"] = float(prior_stddev)
+        return learn_piecewise_model(mln, dbs, query_predicates=query_predicates,
+                                     multiple_databases=multiple_databases, seed=seed, callback=callback,
+                                     options=PiecewiseOptions(**kwargs))
     if method == "samplerank":
         from .samplerank_core import SampleRankOptions
 
