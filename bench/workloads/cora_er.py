@@ -166,7 +166,19 @@ def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str 
         train = Database.from_file(folder / "train.db", mln=mln)
         test_text = None
     start = time.perf_counter()
-    if learner == "piecewise":
+    if learner == "pll":
+        # the pairwise part of the same structure (no set-level feature), by
+        # pseudo-likelihood over the SameBib pair atoms (without the axioms)
+        from markovlogic.learn.api import learn_model
+
+        pair_text = "\n".join(l for l in model_text.splitlines()
+                              if not re.match(r"^\s*(@?-?[0-9.eE+-]+\s+)?(some|all|most|count|max|min|size|distinct)\(",
+                                              l)) + "\n"
+        mln = MLN.from_string(pair_text, filename=f"<{predicate} pairwise model>")
+        train = Database.from_string(tokens_db_text(folder / "train.db", True), mln=mln) \
+            if dataset == "cora_tokens" else Database.from_file(folder / "train.db", mln=mln)
+        lm = learn_model(mln, [train], query_predicates=[predicate], method="pll", drop_hard=True)
+    elif learner == "piecewise":
         from markovlogic.learn.piecewise import PiecewiseOptions, learn_piecewise_model
 
         lm = learn_piecewise_model(mln, [train], query_predicates=[predicate], seed=seed,
@@ -184,7 +196,8 @@ def mln_row(fold: int, seed: int, model_text: str, predicate: str, dataset: str 
     path = OUT_DIR / f"{dataset}.{predicate}.sets-{learner}-seed{seed}.fold{fold}.clusters"
     write_text_atomic(path, answer.clusters_text())
     figures = evaluate(path, folder / "test-truth.db", [predicate], equivalence=[predicate])
-    name = "set-level MLN (piecewise)" if learner == "piecewise" else "set-level MLN (SampleRank)"
+    name = {"piecewise": "set-level MLN (piecewise)", "pll": "pairwise MLN (pll)"}.get(learner,
+                                                                                   "set-level MLN (SampleRank)")
     return _row(fold, dataset, predicate, name, figures, seed=seed,
                 learn_s=round(learn_s, 2), infer_s=round(infer_s, 2),
                 train_loss=None if lm.result.stats.get("final_train_loss") is None
@@ -243,7 +256,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--predicates", default="SameBib,SameAuthor")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--learners", default="samplerank", help="samplerank, piecewise or both (comma-separated)")
+    parser.add_argument("--learners", default="samplerank",
+                        help="samplerank, piecewise, pll (the pairwise part by pseudo-likelihood), comma-separated")
     parser.add_argument("--tokens", action="store_true", help="cora_tokens SameBib (token sets) instead of cora")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
