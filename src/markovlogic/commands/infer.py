@@ -85,6 +85,9 @@ def infer_command(
     thin: Optional[int] = typer.Option(None, "--thin", help="mh marginals: proposals between samples (default: one per constant)."),
     restarts: Optional[int] = typer.Option(None, "--restarts", help="mh MAP: independent runs, the best kept (default 1)."),
     clusters: Optional[Path] = typer.Option(None, "--clusters", help="mh/agglomerative: also write the clusters, one per line (predicate, then its constants, tab-separated)."),
+    partition: Optional[str] = typer.Option(None, "--partition", help="sgmp: clusters of predicates, e.g. 'A,B;C' (default: one per predicate)."),
+    messages: Optional[str] = typer.Option(None, "--messages", help="sgmp: univariate (default), full or nbest messages."),
+    n_best: Optional[int] = typer.Option(None, "--n-best", help="sgmp: entries kept in an nbest message (default 4)."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
@@ -137,6 +140,8 @@ def infer_command(
         raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh or agglomerative")
     if clusters:
         raise OptionError("--clusters writes the clusters of an equivalence predicate; no query predicate is one")
+    if not want_map and (partition is not None or messages is not None or n_best is not None):
+        raise OptionError("--partition, --messages and --n-best apply to --map --method sgmp only")
     if want_map:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
                                           max_tries=tries, noise=noise, hard_weight=hard_weight).items()
@@ -147,6 +152,18 @@ def infer_command(
             if thin is not None:
                 raise OptionError("--thin applies to mh marginals (without --map)")
             options.update({k: v for k, v in cluster_options.items() if v is not None and k != "thin"})
+        sgmp_options = dict(partition=partition, messages=messages, n_best=n_best)
+        if method == "sgmp":
+            from ..infer.sgmp import parse_partition
+
+            if partition is not None:
+                sgmp_options["partition"] = parse_partition(partition)
+            options.update({k: v for k, v in sgmp_options.items() if v is not None})
+            for k in ("max_tries", "noise"):
+                if k in options:
+                    raise OptionError(f"--{k.replace('_', '-')} applies to maxwalksat only")
+        elif any(v is not None for v in sgmp_options.values()):
+            raise OptionError("--partition, --messages and --n-best apply to --method sgmp only")
         if method == "cpi":
             options["base"] = cpi_base
             if cpi_base != "maxwalksat":

@@ -20,7 +20,7 @@ from ..ground.network import GroundNetwork
 from .kernels_state import SatArrays, clause_component, subset
 from .results import MapResult
 
-MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh")
+MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh", "sgmp")
 DEFAULT_GROUP_ATOMS = 4_000
 
 
@@ -92,12 +92,20 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
       must be small). ``max_seconds`` is accepted and not enforced
       (enumeration of a component cannot be interrupted);
     - ``"mh"``: Metropolis-Hastings, the best world seen (:func:`.mh.mh_map`;
-      the options of :class:`.mh.AtomMHOptions`).
+      the options of :class:`.mh.AtomMHOptions`);
+    - ``"sgmp"``: sparse generalized max-product between clusters of factors
+      (:func:`.sgmp.sgmp_map`; the options of :class:`.sgmp.SGMPOptions`).
     """
     if method == "mh":
         from .mh import mh_map
 
         return mh_map(net, **options)
+    if method == "sgmp":
+        from .sgmp import SGMPOptions, sgmp_map
+
+        return sgmp_map(net, SGMPOptions(**_only(options, method, "partition", "messages", "n_best", "iterations",
+                                                 "exact_atoms", "max_separator", "max_flips", "seed",
+                                                 "max_seconds")))
     if method == "maxwalksat":
         from .maxwalksat import maxwalksat
 
