@@ -21,6 +21,8 @@ def test_methods_agree():
     net = _net()
     exact = exact_marginals(net).probabilities
     for method in METHODS:
+        if method == "multitask-mh":      # needs two or more tasks: tests/test_multitask_mh.py
+            continue
         r = solve_marginals(net, method=method, **({} if method == "exact" else {"samples": 2000, "seed": 1}))
         assert r.method == method
         assert np.abs(r.probabilities - exact).max() <= 0.03

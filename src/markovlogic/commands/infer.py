@@ -136,7 +136,7 @@ def infer_command(
                                 rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise))
         return
     given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
-    if given and method != "mh":
+    if given and method not in ("mh", "multitask-mh"):
         raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh or agglomerative")
     if clusters:
         raise OptionError("--clusters writes the clusters of an equivalence predicate; no query predicate is one")
@@ -148,7 +148,7 @@ def infer_command(
                    if v is not None}
         if metropolis_steps is not None or rao_blackwell is not None:
             raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only (--rao-blackwell also to mh marginals)")
-        if method == "mh":
+        if method in ("mh", "multitask-mh"):
             if thin is not None:
                 raise OptionError("--thin applies to mh marginals (without --map)")
             options.update({k: v for k, v in cluster_options.items() if v is not None and k != "thin"})
@@ -212,7 +212,7 @@ def infer_command(
             options.pop("seed", None)
         elif chains is not None and method != "gibbs":
             raise OptionError("--chains applies to gibbs only")
-        elif method == "mh":
+        elif method in ("mh", "multitask-mh"):
             if metropolis_steps is not None:
                 raise OptionError("--metropolis-steps applies to mcsat only")
             for k in ("steps", "temperature", "anneal", "restarts"):

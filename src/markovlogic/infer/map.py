@@ -20,7 +20,7 @@ from ..ground.network import GroundNetwork
 from .kernels_state import SatArrays, clause_component, subset
 from .results import MapResult
 
-MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh", "sgmp")
+MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh", "sgmp", "multitask-mh")
 DEFAULT_GROUP_ATOMS = 4_000
 
 
@@ -100,6 +100,12 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
         from .mh import mh_map
 
         return mh_map(net, **options)
+    if method == "multitask-mh":
+        from .multitask_mh import MultiTaskOptions, multitask_map
+
+        task = {k: options.pop(k) for k in ("tasks", "neighbours", "task_prob") if k in options}
+        options.pop("progress", None)
+        return multitask_map(net, MultiTaskOptions(**task, mh=options))
     if method == "sgmp":
         from .sgmp import SGMPOptions, sgmp_map
 

@@ -31,7 +31,7 @@ from ..errors import OptionError
 from ..ground.network import GroundNetwork
 from .results import MarginalResult
 
-METHODS = ("mcsat", "gibbs", "exact", "mh")
+METHODS = ("mcsat", "gibbs", "exact", "mh", "multitask-mh")
 _EXACT_IGNORED = {"seed", "progress", "max_seconds"}
 _CHUNK_SECONDS = 0.2
 
@@ -122,6 +122,14 @@ def check_options(method: str, options: dict) -> None:
         if "max_atoms" in options:
             check_int("max_atoms", options["max_atoms"], 1)
         return
+    if method == "multitask-mh":
+        from .mh import make_options
+        from .multitask_mh import MultiTaskOptions
+
+        rest = {k: v for k, v in options.items() if k not in ("progress", "tasks", "neighbours", "task_prob")}
+        make_options(None, rest)
+        MultiTaskOptions(**{k: options[k] for k in ("tasks", "neighbours", "task_prob") if k in options}).check()
+        return
     if method == "mh":
         from .mh import make_options
 
@@ -158,7 +166,8 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
 
     ``method``: ``"mcsat"`` (:func:`~markovlogic.infer.mcsat.mcsat`),
     ``"gibbs"`` (:func:`~markovlogic.infer.gibbs.gibbs`), ``"mh"``
-    (:func:`~markovlogic.infer.mh.mh_marginals`) or ``"exact"``
+    (:func:`~markovlogic.infer.mh.mh_marginals`), ``"multitask-mh"``
+    (:func:`~markovlogic.infer.multitask_mh.multitask_marginals`) or ``"exact"``
     (:func:`~markovlogic.infer.exact.exact_marginals`; ``seed``,
     ``progress`` and ``max_seconds`` are accepted and ignored, ``max_atoms``
     is passed on). ``options`` are the keyword arguments of that function."""
@@ -171,4 +180,10 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
         from .mh import mh_marginals
 
         return mh_marginals(net, **options)
+    if method == "multitask-mh":
+        from .multitask_mh import MultiTaskOptions, multitask_marginals
+
+        task = {k: options.pop(k) for k in ("tasks", "neighbours", "task_prob") if k in options}
+        options.pop("progress", None)
+        return multitask_marginals(net, MultiTaskOptions(**task, mh=options))
     return _sampler(method)(net, **options)
