@@ -386,11 +386,13 @@ class Grounder:
             need = self._grounding_bound(i) * self._row_bytes(i)
             if need > remaining:
                 continue
-            remaining -= need
             cols = list(dict.fromkeys(
                 [c for out in q.literals for c in out.arg_cols]
                 + [out.status_col for out in q.literals if out.status_col is not None]
                 + list(q.var_cols.values())))
+            if not cols:
+                continue            # only a row count (ground literals of 0-ary atoms): one query of its own
+            remaining -= need
             layout.append((i, q, cols))
         if len(layout) < 2:
             return {}
