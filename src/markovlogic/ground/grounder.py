@@ -408,7 +408,10 @@ class Grounder:
         out = {}
         for k, (i, q, cols) in enumerate(layout):
             rows = order[bounds[k]:bounds[k + 1]]
-            out[i] = (q, {c: np.asarray(np.ma.getdata(res[f"x{j}"]))[rows] for j, c in enumerate(cols)})
+            # int32, as the single query returns them (constant ids and statuses;
+            # parameter bindings are keyed by their bytes)
+            out[i] = (q, {c: np.asarray(np.ma.getdata(res[f"x{j}"]))[rows].astype(np.int32)
+                          for j, c in enumerate(cols)})
         return out
 
     def ground_template(self, i: int, used: int = 0, prefetched: tuple | None = None) -> tuple[Rows | None, dict]:

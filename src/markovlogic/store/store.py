@@ -245,6 +245,7 @@ class EvidenceStore:
         if memory_limit:
             config["memory_limit"] = memory_limit
         self.con = open_database(db_path, config)
+        _safe_optimizers(self.con)
         self._build_constant_tables()
         self.type_index: dict[str, int] = {t: i for i, t in enumerate(consts.members)}
         self._domains: dict[str, np.ndarray] = {}
@@ -599,3 +600,20 @@ class EvidenceStore:
         select = ", ".join(f"{c} AS a{j}" for j, c in enumerate(cols)) or "1 AS one"
         where = (" WHERE " + " AND ".join(conds)) if conds else ""
         return f"SELECT {select} FROM {src}{where}"
+
+
+def _safe_optimizers(con) -> None:
+    """Turn off DuckDB's ``common_subplan`` optimizer (DuckDB 2.0): it merges
+    subplans that differ only in the columns they project, so a ``UNION ALL``
+    of two groundings of one formula (the same joins and filters, ``d1.cid``
+    against ``d2.cid`` projected) returned the first one's rows twice
+    (``tests/test_hardening_many_formulas.py``). Older versions have no such
+    optimizer; nothing to do there."""
+    import duckdb
+
+    try:
+        names = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
+    except duckdb.Error:
+        return
+    if "common_subplan" in names:
+        con.execute("SET disabled_optimizers = 'common_subplan'")
