@@ -11,21 +11,22 @@ evidence of 67 atoms; ``mln ground`` figures: parse (text to formulas),
 convert (formulas to clause templates) and ground (SQL, merging, network)
 seconds, medians over the repeats.
 
-Measured 2026-11-24 (``--sizes 1000,5000,20000 --repeat 3``; load 2-4 from
-other benches, so the figures are noisy, but each pair is one run):
+Measured 2026-11-24 (``--sizes 1000,5000,20000 --repeat 1``, after DuckDB's
+``common_subplan`` optimizer was turned off for correctness, see
+``store._safe_optimizers``; load about 1):
 
     formulas       way  parse s convert s  ground s ms/formula
-        1000  one each     0.24      0.30      2.20      2.197
-        1000   batched     0.22      0.29      1.22      1.222
-        5000  one each     1.34      1.12     11.36      2.271
-        5000   batched     1.96      1.90      7.90      1.581
-       20000  one each     7.79      5.14     65.14      3.257
-       20000   batched     6.78      3.96     13.11      0.656
+        1000  one each     0.28      0.26      1.83      1.828
+        1000   batched     0.15      0.18      0.70      0.700
+        5000  one each     0.64      0.66      5.88      1.177
+        5000   batched     0.69      0.49      5.12      1.023
+       20000  one each     5.11      3.80     37.68      1.884
+       20000   batched     4.03      3.55     19.83      0.991
 
-One query per template grows faster than linearly (3.3 ms per formula at
-20,000); batched, 20,000 formulas ground in 13 s (0.66 ms each), parse and
-convert in 11 s: `mln infer` on such a model finishes well inside its
-default limit.
+An earlier run under load 2-4 (optimizer on) gave 65 s one each and 13 s
+batched at 20,000. One query per template grows faster than linearly;
+batched, about 1 ms per formula: 20,000 formulas parse, convert and ground
+in under 30 s, inside `mln infer`'s default limit.
 """
 
 from __future__ import annotations
