@@ -1,4 +1,4 @@
-"""The ``mln`` command: check, ground, infer, learn.
+"""The ``mln`` command: check, ground, infer, learn, eval, derive.
 
 Each subcommand lives in ``commands/<name>.py`` and exposes ``register(app)``.
 User mistakes (``MarkovLogicError``) are printed as ``file:line:col: message``
@@ -26,7 +26,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval")
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
 
 for _name in SUBCOMMANDS:
     try:

@@ -1,0 +1,103 @@
+"""Derived evidence: predicates a model needs that are computed from other evidence.
+
+Today: the citation predicates of Poon & Domingos' joint segmentation and
+entity-resolution MLNs (``SimilarTitle``, ``SimilarVenue``, ``JntInfCandidate``;
+definitions in :mod:`.citations`). ``mln derive -i MODEL.mln -e EVIDENCE.db -o
+DERIVED.db`` writes the ones the model declares; from Python::
+
+    from markovlogic.derive import derive
+    derived = derive(mln, db)            # a Database of true atoms
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import EvidenceError, MLNSemanticError
+from ..lang.ast import EvidenceAtom, GroundAtom
+from ..model import MLN, Database
+from .citations import (ARITY, DERIVED, TITLE_PREDICATE, VENUE_PREDICATE, DeriveOptions,
+                        derive_citations, group_atoms)
+
+__all__ = ["DeriveOptions", "derive", "derive_atoms", "venue_pairs_for", "DERIVED"]
+
+
+def _declared(mln: MLN) -> tuple[str, ...]:
+    found = []
+    for name in DERIVED:
+        decl = mln.predicates.get(name)
+        if decl is None:
+            continue
+        if len(decl.arg_types) != ARITY[name]:
+            raise MLNSemanticError(f"{name} is declared with {len(decl.arg_types)} arguments; "
+                                   f"the derived predicate has {ARITY[name]}")
+        found.append(name)
+    return tuple(found)
+
+
+def venue_pairs_for(mln: MLN) -> str:
+    """``"titled"`` when every clause of ``mln`` holding ``SimilarVenue(x,y)`` also
+    holds ``!SimilarTitle(x,_,_,y,_,_)`` (so SimilarVenue matters only for pairs
+    with a SimilarTitle atom), else ``"all"``."""
+    from ..logic.cnf import compile_mln
+
+    if TITLE_PREDICATE not in mln.predicates:
+        return "all"
+    for t in compile_mln(mln):
+        if any(getattr(getattr(c, "atom", None), "predicate", None) == VENUE_PREDICATE
+               for g in t.exists for c in g.conjuncts):
+            return "all"
+        sv = [lit for lit in t.literals if lit.atom.predicate == VENUE_PREDICATE]
+        if not sv:
+            continue
+        guards = {(lit.atom.args[0], lit.atom.args[3]) for lit in t.literals
+                  if lit.atom.predicate == TITLE_PREDICATE and not lit.positive}
+        if not all((lit.atom.args[0], lit.atom.args[1]) in guards for lit in sv):
+            return "all"
+    return "titled"
+
+
+def derive_atoms(mln: MLN, db: Database | list[Database], options: DeriveOptions | None = None
+                 ) -> dict[str, list[tuple[str, ...]]]:
+    """Predicate -> arguments of its true atoms, for the derived predicates
+    ``mln`` declares (or ``options.predicates`` if given)."""
+    dbs = db if isinstance(db, list) else [db]
+    declared = _declared(mln)
+    if options is None:
+        if not declared:
+            raise MLNSemanticError(f"the model declares none of the derived predicates ({', '.join(DERIVED)}); "
+                                   "nothing to derive")
+        options = DeriveOptions(predicates=declared, venue_pairs=venue_pairs_for(mln))
+    elif options.venue_pairs == "auto":
+        options = replace(options, venue_pairs=venue_pairs_for(mln))
+    atoms = group_atoms(a for d in dbs for a in d.atoms)
+    for name in DERIVED:
+        if atoms.get(name):
+            raise EvidenceError(f"the evidence already has {name} atoms; derive from evidence without them "
+                                "(the derived file would contradict or duplicate them)")
+    return derive_citations(atoms, options)
+
+
+def derive(mln: MLN, db: Database | list[Database], options: DeriveOptions | None = None) -> Database:
+    """The derived evidence as a :class:`Database` of true atoms (closed world:
+    atoms not listed are false)."""
+    out = derive_atoms(mln, db, options)
+    return Database(atoms=[EvidenceAtom(GroundAtom(name, tuple(args)), True)
+                           for name in DERIVED for args in sorted(out.get(name, ()))])
+
+
+def write_db(derived: dict[str, list[tuple[str, ...]]], path) -> dict[str, int]:
+    """Write the derived atoms as a .db file, atomically; returns counts per predicate."""
+    from ..io import open_text_atomic
+
+    counts = {}
+    with open_text_atomic(path) as handle:
+        for name in DERIVED:
+            if name not in derived:
+                continue
+            rows = sorted(derived[name])
+            counts[name] = len(rows)
+            handle.write(f"// {name}: {len(rows)} true atoms (derived by mln derive; closed world)\n")
+            handle.writelines(f"{name}({','.join(r)})\n" for r in rows)
+    return counts
+

@@ -1,0 +1,378 @@
+"""Derived evidence of Poon & Domingos' joint citation segmentation MLNs.
+
+Poon's thesis (ch. 3; Poon & Domingos, AAAI 2007) feeds its segmentation and
+entity-resolution MLNs (``ie_base``, ``ie_jntseg``, ``ie_erseg``) three
+predicates computed from the token evidence before inference. This module
+computes them, vectorised (pandas joins over position tables), from
+``Token(token, position, bib)``, ``Next(position, position)`` (``Next(j,i)``:
+``j = i+1``), ``HasPunc``, ``FollowBy``, ``IsAlphaChar``, ``LastInitial`` and
+``FirstNonAuthorTitleTkn``.
+
+**Title exclusion.** The thesis calls a string *title-like* if it "does not
+contain punctuation and does not match the title exclusion rules" of its
+isolated segmentation model (section 3.3.1). Of those rules, three exclude a
+position from the title field using evidence alone; a position ``k`` of
+citation ``c`` is *excluded* when
+
+1. it holds an initial: ``Token(w,k,c) ^ IsAlphaChar(w) ^ FollowBy(c,k,TPERIOD)``
+   ("initials tend to appear in either the author or the venue field");
+2. it precedes the last initial: ``LastInitial(c,i) ^ LessThan(k,i)``
+   ("positions preceding the last non-venue initial are usually not part of
+   the title or venue");
+3. it follows the first venue keyword: ``FirstNonAuthorTitleTkn(c,i) ^ LessThan(i,k)``
+   ("positions after the first venue keyword are usually not part of the
+   author or title").
+
+The strictness of 2 and 3 (the keyword itself and the last initial are not
+excluded by them) is that of the MLN clauses. The rules about digits and
+dates are per-field (``+f``) and learned, not exclusions, so they are not used.
+
+**SimilarTitle(c,i,j,c',i',j')**, ``c != c'``: positions ``i..j`` of ``c`` and
+``i'..j'`` of ``c'`` are title-like strings (every position not excluded, no
+``HasPunc`` at ``i..j-1``), at least three tokens long, that start with the same
+trigram and end with the same token; at least one of them is immediately
+preceded by punctuation (``HasPunc(c,i-1)`` or ``HasPunc(c',i'-1)``) and at
+least one is immediately followed by it (``HasPunc(c,j)`` or ``HasPunc(c',j')``).
+Symmetric by construction.
+
+**SimilarVenue(c,c')**, ``c != c'``: ``c`` and ``c'`` do not contain conflicting
+venue keywords. Each keyword belongs to a venue kind (journal, proceedings,
+technical report, thesis: :data:`VENUE_KINDS`); two citations conflict when each
+has a kind the other lacks (``Journal`` in one, ``Proceedings`` in the other; a
+citation without keywords conflicts with none). Written for every ordered pair
+(``pairs="all"``) or, when every clause of the model that holds ``SimilarVenue(x,y)``
+also holds ``!SimilarTitle(x,_,_,y,_,_)`` (true of the three MLNs), only for the
+pairs that have a ``SimilarTitle`` atom (``pairs="titled"``): the other pairs'
+values cannot change any ground clause, and the full relation is quadratic
+(1.5 million atoms for 1,252 citations).
+
+**JntInfCandidate(c,i,c')**, ``c != c'``: the trigram that follows position
+``i`` in ``c`` (positions ``i+1..i+3``) also appears in ``c'`` at ``i'..i'+2``;
+neither trigram holds an excluded position or inner punctuation; the trigram
+is not preceded by punctuation in ``c`` (``!HasPunc(c,i)``) and is in ``c'``
+(``HasPunc(c',i'-1)``). The thesis text says "the trigram starting at position
+``i``", but its rule ``InField(i,+f,c) ^ !HasPunc(c,i) ^ !(Exist c' JIC(c,i,c'))
+=> InField(i+1,+f,c)`` (and the MLN files' comment "(c,i) matches punc in c'")
+uses ``i`` as the position *before* the trigram, where the field boundary is to
+be introduced; we follow the rule, which is what the models use.
+
+Inputs that cannot give these predicates are refused with an ``EvidenceError``:
+no ``Token`` evidence, a position holding two tokens, ``Next`` atoms that do not
+form chains, or a citation whose positions are not consecutive in ``Next``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import EvidenceError
+
+TITLE_PREDICATE = "SimilarTitle"
+VENUE_PREDICATE = "SimilarVenue"
+JIC_PREDICATE = "JntInfCandidate"
+DERIVED = (TITLE_PREDICATE, VENUE_PREDICATE, JIC_PREDICATE)
+ARITY = {TITLE_PREDICATE: 6, VENUE_PREDICATE: 2, JIC_PREDICATE: 3}
+
+# venue keyword -> kind (token constants of the schema: 'T' + upper-cased word)
+VENUE_KINDS: dict[str, str] = {
+    **{t: "journal" for t in ("TJOURNAL", "TTRANSACTIONS", "TTRANS")},
+    **{t: "proceedings" for t in ("TPROCEEDINGS", "TPROCEEDING", "TPROC", "TCONFERENCE", "TCONF",
+                                   "TSYMPOSIUM", "TSYMP", "TWORKSHOP", "TCONGRESS")},
+    **{t: "report" for t in ("TTECHNICAL", "TTECH", "TREPORT", "TRPT", "TTR", "TMEMO")},
+    **{t: "thesis" for t in ("TTHESIS", "TDISSERTATION", "TPHD")},
+}
+
+
+@dataclass
+class DeriveOptions:
+    """Options of :func:`derive_citations` (``mln derive``).
+
+    ``predicates``: which of the three to compute (default: all three).
+    ``venue_pairs``: ``"all"`` every ordered pair without conflict, ``"titled"``
+    only pairs with a SimilarTitle atom, ``"auto"`` (``derive`` decides from the model).
+    ``period``: the token constant of a period (initials are followed by it).
+    ``venue_kinds``: venue keyword token -> kind, for SimilarVenue.
+    """
+
+    predicates: tuple[str, ...] = DERIVED
+    venue_pairs: str = "all"
+    period: str = "TPERIOD"
+    venue_kinds: dict[str, str] = field(default_factory=lambda: dict(VENUE_KINDS))
+
+
+@dataclass
+class Positions:
+    """One row per token: citation, rank of its position along ``Next``,
+    token, punctuation after it, excluded from titles; plus the name tables."""
+
+    table: pd.DataFrame          # bib, rank, pos, token, punc, excluded (sorted by bib, rank)
+    position_of_rank: dict[int, str]
+
+
+def _rows(atoms: dict[str, list[tuple[str, ...]]], name: str, arity: int) -> pd.DataFrame:
+    rows = atoms.get(name, [])
+    return pd.DataFrame(rows, columns=[f"a{k}" for k in range(arity)], dtype=object)
+
+
+def position_ranks(next_rows: list[tuple[str, str]], extra: set[str]) -> dict[str, int]:
+    """Rank of every position along the ``Next(j,i)`` chains (``j = i+1``).
+    Each chain gets its own range of ranks, with a gap between chains, so
+    positions of different chains are never consecutive. Positions of
+    ``extra`` not in any ``Next`` atom get a chain of their own."""
+    succ: dict[str, str] = {}
+    pred: dict[str, str] = {}
+    for j, i in next_rows:
+        if i == j:
+            raise EvidenceError(f"Next({j},{i}): a position cannot follow itself")
+        if succ.get(i, j) != j:
+            raise EvidenceError(f"positions are not a sequence: {i} has two successors in Next "
+                                f"({succ[i]} and {j})")
+        if pred.get(j, i) != i:
+            raise EvidenceError(f"positions are not a sequence: {j} follows two positions in Next "
+                                f"({pred[j]} and {i})")
+        succ[i] = j
+        pred[j] = i
+    ranks: dict[str, int] = {}
+    nxt = 0
+    heads = sorted(p for p in set(succ) | set(pred) if p not in pred)
+    for head in heads:
+        p: str | None = head
+        while p is not None:
+            ranks[p] = nxt
+            nxt += 1
+            p = succ.get(p)
+        nxt += 1                 # a gap: the next chain is not consecutive with this one
+    if len(ranks) < len(set(succ) | set(pred)):
+        raise EvidenceError("positions are not a sequence: the Next atoms form a cycle")
+    for p in sorted(extra - set(ranks)):
+        ranks[p] = nxt
+        nxt += 2
+    return ranks
+
+
+def positions_table(atoms: dict[str, list[tuple[str, ...]]], period: str = "TPERIOD") -> Positions:
+    """The per-token table, with the checks of the module docstring."""
+    tok = _rows(atoms, "Token", 3).rename(columns={"a0": "token", "a1": "pos", "a2": "bib"})
+    if tok.empty:
+        raise EvidenceError("no Token evidence: SimilarTitle, SimilarVenue and JntInfCandidate are computed "
+                            "from Token(token, position, bib) atoms, and the evidence has none")
+    dup = tok.duplicated(["bib", "pos"], keep=False)
+    if dup.any():
+        b, p = tok.loc[dup, ["bib", "pos"]].iloc[0]
+        words = sorted(tok.loc[dup & (tok.bib == b) & (tok.pos == p), "token"])
+        raise EvidenceError(f"citation {b} has several tokens at position {p} ({', '.join(words)}); "
+                            "each position holds one token")
+    ranks = position_ranks(atoms.get("Next", []), set(tok["pos"]))
+    tok["rank"] = tok["pos"].map(ranks).astype(np.int64)
+    tok = tok.sort_values(["bib", "rank"], kind="stable").reset_index(drop=True)
+    g = tok.groupby("bib", sort=False)["rank"]
+    span = g.transform("max") - g.transform("min") + 1
+    size = g.transform("size")
+    bad = span != size
+    if bad.any():
+        b = tok.loc[bad, "bib"].iloc[0]
+        ps = ", ".join(tok.loc[tok.bib == b, "pos"])
+        raise EvidenceError(f"the positions of citation {b} are not consecutive in Next ({ps}); "
+                            "SimilarTitle and JntInfCandidate need each citation's tokens at consecutive "
+                            "positions (Next(j,i): j = i+1)")
+
+    punc = _rows(atoms, "HasPunc", 2)
+    key = pd.MultiIndex.from_frame(tok[["bib", "pos"]])
+    tok["punc"] = key.isin(pd.MultiIndex.from_frame(punc[["a0", "a1"]])) if not punc.empty else False
+
+    # exclusion 1: initials (an IsAlphaChar token followed by a period)
+    alpha = {r[0] for r in atoms.get("IsAlphaChar", [])}
+    fb = _rows(atoms, "FollowBy", 3)
+    fb = fb[fb.a2 == period]
+    followed = key.isin(pd.MultiIndex.from_frame(fb[["a0", "a1"]])) if not fb.empty else np.zeros(len(tok), bool)
+    excluded = tok["token"].isin(alpha).to_numpy() & np.asarray(followed, bool)
+    # exclusions 2 and 3: before the last initial, after the first venue keyword
+    inf = np.iinfo(np.int64).max
+    for name, side in (("LastInitial", "before"), ("FirstNonAuthorTitleTkn", "after")):
+        rows = _rows(atoms, name, 2)
+        if rows.empty:
+            continue
+        r = rows.a1.map(ranks)
+        if side == "after":          # an unknown position (one past every chain) excludes nothing
+            r = r.fillna(inf)
+            bound = pd.Series(r.to_numpy(), index=rows.a0).groupby(level=0).min()
+            b = tok["bib"].map(bound).fillna(inf).to_numpy()
+            excluded |= tok["rank"].to_numpy() > b
+        else:
+            r = r.fillna(-1)
+            bound = pd.Series(r.to_numpy(), index=rows.a0).groupby(level=0).max()
+            b = tok["bib"].map(bound).fillna(-1).to_numpy()
+            excluded |= tok["rank"].to_numpy() < b
+    tok["excluded"] = excluded
+    tok["punc"] = tok["punc"].astype(bool)
+    return Positions(tok[["bib", "rank", "pos", "token", "punc", "excluded"]],
+                     {v: k for k, v in ranks.items()})
+
+
+def _neighbours(t: pd.DataFrame) -> pd.DataFrame:
+    """Per token, facts about its neighbours in the same citation (numpy shifts)."""
+    bib = t["bib"].to_numpy()
+    n = len(t)
+    same_next = np.zeros(n, bool)
+    same_next[:-1] = bib[:-1] == bib[1:]
+    t = t.copy()
+    t["has_prev"] = np.r_[False, same_next[:-1]]
+    prev_punc = np.r_[False, t["punc"].to_numpy()[:-1]]
+    t["pre"] = t["has_prev"].to_numpy() & prev_punc          # punctuation right before this token
+    return t
+
+
+def _runs(t: pd.DataFrame) -> np.ndarray:
+    """For each token, the last index of its title-like run (positions not
+    excluded, no punctuation before the run's last token); -1 if excluded."""
+    ok = ~t["excluded"].to_numpy()
+    bib = t["bib"].to_numpy()
+    punc = t["punc"].to_numpy()
+    n = len(t)
+    # a run continues from k to k+1 when both are title-like, same citation, no punc after k
+    cont = np.zeros(n, bool)
+    cont[:-1] = ok[:-1] & ok[1:] & (bib[:-1] == bib[1:]) & ~punc[:-1]
+    # run end = first index e >= k with cont[e] False
+    idx = np.arange(n)
+    stop = np.where(~cont, idx, n)
+    end = np.minimum.accumulate(stop[::-1])[::-1]
+    return np.where(ok, end, -1)
+
+
+def trigram_starts(t: pd.DataFrame) -> pd.DataFrame:
+    """Title-like trigram starts: index k with k..k+2 in one title-like run."""
+    end = _runs(t)
+    idx = np.arange(len(t))
+    ok = (end >= 0) & (end - idx >= 2)
+    tok = t["token"].to_numpy()
+    k = idx[ok]
+    out = pd.DataFrame({
+        "k": k,
+        "bib": t["bib"].to_numpy()[k],
+        "t0": tok[k], "t1": tok[k + 1], "t2": tok[k + 2],
+        "end": end[k],
+        "pre": t["pre"].to_numpy()[k],
+        "has_prev": t["has_prev"].to_numpy()[k],
+    })
+    return out
+
+
+def similar_title(t: pd.DataFrame, starts: pd.DataFrame) -> pd.DataFrame:
+    """SimilarTitle as rows of token indices (k1, e1, k2, e2), both orders."""
+    punc = t["punc"].to_numpy()
+    tok = t["token"].to_numpy()
+    # every title-like span k..e (e from k+2 to the run's end)
+    lens = (starts["end"] - starts["k"] - 1).to_numpy()          # number of ends per start
+    rep = np.repeat(np.arange(len(starts)), lens)
+    first = np.repeat(np.cumsum(lens) - lens, lens)
+    e = starts["k"].to_numpy()[rep] + 2 + (np.arange(rep.size) - first)
+    spans = pd.DataFrame({
+        "k": starts["k"].to_numpy()[rep], "e": e, "bib": starts["bib"].to_numpy()[rep],
+        "t0": starts["t0"].to_numpy()[rep], "t1": starts["t1"].to_numpy()[rep],
+        "t2": starts["t2"].to_numpy()[rep], "last": tok[e] if e.size else np.array([], object),
+        "pre": starts["pre"].to_numpy()[rep], "post": punc[e] if e.size else np.array([], bool),
+    })
+    keys = ["t0", "t1", "t2", "last"]
+    cols = ["k", "e", "bib"]
+    # (pre or pre') and (post or post'): one side has both, or one has pre and the other post
+    both = spans[spans.pre & spans.post]
+    parts = [
+        both[keys + cols].merge(spans[keys + cols], on=keys, suffixes=("1", "2")),
+        spans.loc[spans.pre, keys + cols].merge(spans.loc[spans.post, keys + cols], on=keys, suffixes=("1", "2")),
+    ]
+    pairs = pd.concat(parts, ignore_index=True)
+    pairs = pairs[pairs.bib1 != pairs.bib2]
+    a = pairs[["k1", "e1", "k2", "e2"]].to_numpy()
+    allp = np.vstack([a, a[:, [2, 3, 0, 1]]]) if a.size else a.reshape(0, 4)
+    return pd.DataFrame(np.unique(allp, axis=0) if allp.size else allp, columns=["k1", "e1", "k2", "e2"])
+
+
+def jnt_inf_candidate(t: pd.DataFrame, starts: pd.DataFrame) -> pd.DataFrame:
+    """JntInfCandidate as rows (k, bib2): k the token index before the trigram in c."""
+    keys = ["t0", "t1", "t2"]
+    left = starts[starts.has_prev & ~starts.pre]
+    right = starts[starts.pre]
+    m = left[keys + ["k", "bib"]].merge(right[keys + ["bib"]], on=keys, suffixes=("", "2"))
+    m = m[m.bib != m.bib2]
+    out = pd.DataFrame({"k": m["k"].to_numpy() - 1, "bib2": m["bib2"].to_numpy()})
+    return out.drop_duplicates().reset_index(drop=True)
+
+
+def venue_kinds(t: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
+    """Citation x kind incidence (bool), one row per citation."""
+    k = t.assign(kind=t["token"].map(kinds)).dropna(subset=["kind"])
+    table = pd.crosstab(k["bib"], k["kind"]).astype(bool)
+    bibs = pd.unique(t["bib"])
+    return table.reindex(bibs, fill_value=False)
+
+
+def similar_venue(t: pd.DataFrame, kinds: dict[str, str], pairs: pd.DataFrame | None) -> pd.DataFrame:
+    """SimilarVenue rows (bib1, bib2), bib1 != bib2: every pair (``pairs`` None)
+    or the given pairs, without conflicting keywords."""
+    inc = venue_kinds(t, kinds)
+    bibs = inc.index.to_numpy()
+    m = inc.to_numpy()
+    code = m.astype(np.int64) @ (1 << np.arange(m.shape[1], dtype=np.int64)) if m.shape[1] else np.zeros(len(bibs), np.int64)
+    if pairs is None:
+        a, b = np.nonzero(~np.eye(len(bibs), dtype=bool))
+    else:
+        pos = {x: i for i, x in enumerate(bibs)}
+        p = pairs.drop_duplicates()
+        a = p["bib1"].map(pos).to_numpy(np.int64)
+        b = p["bib2"].map(pos).to_numpy(np.int64)
+    ca, cb = code[a], code[b]
+    conflict = ((ca & ~cb) != 0) & ((cb & ~ca) != 0)
+    return pd.DataFrame({"bib1": bibs[a[~conflict]], "bib2": bibs[b[~conflict]]})
+
+
+def derive_citations(atoms: dict[str, list[tuple[str, ...]]], options: DeriveOptions | None = None
+                     ) -> dict[str, list[tuple[str, ...]]]:
+    """The derived predicates from evidence atoms grouped by predicate
+    (``{"Token": [(token, position, bib), ...], ...}``): predicate -> true atoms' arguments."""
+    options = options or DeriveOptions()
+    unknown = set(options.predicates) - set(DERIVED)
+    if unknown:
+        from ..errors import OptionError
+
+        raise OptionError(f"cannot derive {', '.join(sorted(unknown))}; derived predicates: {', '.join(DERIVED)}")
+    if options.venue_pairs not in ("all", "titled"):
+        from ..errors import OptionError
+
+        raise OptionError(f"venue_pairs must be 'all' or 'titled', not {options.venue_pairs!r}")
+    pos = positions_table(atoms, options.period)
+    t = _neighbours(pos.table)
+    starts = trigram_starts(t)
+    bib = t["bib"].to_numpy()
+    name = t["pos"].to_numpy()
+    out: dict[str, list[tuple[str, ...]]] = {}
+    st = None
+    if TITLE_PREDICATE in options.predicates or (
+            VENUE_PREDICATE in options.predicates and options.venue_pairs == "titled"):
+        st = similar_title(t, starts)
+    if TITLE_PREDICATE in options.predicates:
+        k1, e1, k2, e2 = (st[c].to_numpy() for c in ("k1", "e1", "k2", "e2"))
+        out[TITLE_PREDICATE] = list(zip(bib[k1], name[k1], name[e1], bib[k2], name[k2], name[e2]))
+    if VENUE_PREDICATE in options.predicates:
+        pairs = None
+        if options.venue_pairs == "titled":
+            pairs = pd.DataFrame({"bib1": bib[st["k1"].to_numpy()], "bib2": bib[st["k2"].to_numpy()]})
+        sv = similar_venue(t, options.venue_kinds, pairs)
+        out[VENUE_PREDICATE] = list(zip(sv["bib1"], sv["bib2"]))
+    if JIC_PREDICATE in options.predicates:
+        j = jnt_inf_candidate(t, starts)
+        k = j["k"].to_numpy()
+        out[JIC_PREDICATE] = list(zip(bib[k], name[k], j["bib2"]))
+    return out
+
+
+def group_atoms(atoms) -> dict[str, list[tuple[str, ...]]]:
+    """True evidence atoms by predicate (false and unknown ones are left out)."""
+    grouped: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    for a in atoms:
+        if a.truth is True:
+            grouped[a.atom.predicate].append(a.atom.args)
+    return grouped
