@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from .model import MLN, Database
 
-MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact", "mh", "agglomerative")
+MAP_METHODS = ("ilp", "maxwalksat", "cpi", "cpsat", "exact", "mh", "agglomerative", "sgmp", "multitask-mh")
 CLUSTER_METHODS = ("mh", "agglomerative")    # inference over clusterings (cluster/api.py)
 
 

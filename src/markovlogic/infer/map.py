@@ -20,7 +20,7 @@ from ..ground.network import GroundNetwork
 from .kernels_state import SatArrays, clause_component, subset
 from .results import MapResult
 
-MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh")
+MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh", "sgmp", "multitask-mh")
 DEFAULT_GROUP_ATOMS = 4_000
 
 
@@ -92,8 +92,21 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
       must be small). ``max_seconds`` is accepted and not enforced
       (enumeration of a component cannot be interrupted);
     - ``"mh"``: Metropolis-Hastings, the best world seen (:func:`.mh.mh_map`;
-      the options of :class:`.mh.AtomMHOptions`).
+      the options of :class:`.mh.AtomMHOptions`);
+    - ``"sgmp"``: Sparse Generalized Max-Product (:func:`.sgmp.sgmp_map`; the
+      options of :class:`.sgmp.SGMPOptions`);
+    - ``"multitask-mh"``: multi-task Metropolis-Hastings, the best sample
+      (:func:`.multitask_mh.multitask_map`; the options of
+      :class:`.multitask_mh.MultiTaskOptions`).
     """
+    if method == "sgmp":
+        from .sgmp import sgmp_map
+
+        return sgmp_map(net, **options)
+    if method == "multitask-mh":
+        from .multitask_mh import multitask_map
+
+        return multitask_map(net, **options)
     if method == "mh":
         from .mh import mh_map
 

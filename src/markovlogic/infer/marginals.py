@@ -31,7 +31,7 @@ from ..errors import OptionError
 from ..ground.network import GroundNetwork
 from .results import MarginalResult
 
-METHODS = ("mcsat", "gibbs", "exact", "mh")
+METHODS = ("mcsat", "gibbs", "exact", "mh", "multitask-mh")
 _EXACT_IGNORED = {"seed", "progress", "max_seconds"}
 _CHUNK_SECONDS = 0.2
 
@@ -129,6 +129,13 @@ def check_options(method: str, options: dict) -> None:
             raise OptionError("progress must be a callable taking the number of samples drawn")
         make_options(None, {k: v for k, v in options.items() if k != "progress"})
         return
+    if method == "multitask-mh":
+        from .multitask_mh import make_options as multitask_options
+
+        if options.get("progress") is not None and not callable(options["progress"]):
+            raise OptionError("progress must be a callable taking the number of samples drawn")
+        multitask_options(None, {k: v for k, v in options.items() if k != "progress"})
+        return
     accepted = set(inspect.signature(_sampler(method)).parameters) - {"net"}
     extra = set(options) - accepted
     if extra:
@@ -158,7 +165,8 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
 
     ``method``: ``"mcsat"`` (:func:`~markovlogic.infer.mcsat.mcsat`),
     ``"gibbs"`` (:func:`~markovlogic.infer.gibbs.gibbs`), ``"mh"``
-    (:func:`~markovlogic.infer.mh.mh_marginals`) or ``"exact"``
+    (:func:`~markovlogic.infer.mh.mh_marginals`), ``"multitask-mh"``
+    (:func:`~markovlogic.infer.multitask_mh.multitask_marginals`) or ``"exact"``
     (:func:`~markovlogic.infer.exact.exact_marginals`; ``seed``,
     ``progress`` and ``max_seconds`` are accepted and ignored, ``max_atoms``
     is passed on). ``options`` are the keyword arguments of that function."""
@@ -171,4 +179,8 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
         from .mh import mh_marginals
 
         return mh_marginals(net, **options)
+    if method == "multitask-mh":
+        from .multitask_mh import multitask_marginals
+
+        return multitask_marginals(net, **options)
     return _sampler(method)(net, **options)
