@@ -43,8 +43,8 @@ def infer_command(
     map_all: bool = typer.Option(False, "-a", help="Alchemy: MAP, write every query atom with 0/1."),
     method: Optional[str] = typer.Option(
         None, "--method",
-        help="MAP: ilp (default), maxwalksat, cpi, cpsat, exact, agglomerative, mh. Marginals: mcsat (default), "
-             "gibbs, exact, mh. A model with set-level features or a declared equivalence among the queries "
+        help="MAP: ilp (default), maxwalksat, cpi, cpsat, exact, agglomerative, mh, sgmp, multitask-mh. "
+             "Marginals: mcsat (default), gibbs, exact, mh, multitask-mh. A model with set-level features or a declared equivalence among the queries "
              "defaults to agglomerative (MAP) and mh (marginals).",
     ),
     cpi_base: str = typer.Option("ilp", "--cpi-base", help="Base solver of cutting-plane inference: ilp, maxwalksat, cpsat, exact."),
@@ -85,9 +85,20 @@ def infer_command(
     thin: Optional[int] = typer.Option(None, "--thin", help="mh marginals: proposals between samples (default: one per constant)."),
     restarts: Optional[int] = typer.Option(None, "--restarts", help="mh MAP: independent runs, the best kept (default 1)."),
     clusters: Optional[Path] = typer.Option(None, "--clusters", help="mh/agglomerative: also write the clusters, one per line (predicate, then its constants, tab-separated)."),
-    partition: Optional[str] = typer.Option(None, "--partition", help="sgmp: clusters of predicates, e.g. 'A,B;C' (default: one per predicate)."),
-    messages: Optional[str] = typer.Option(None, "--messages", help="sgmp: univariate (default), full or nbest messages."),
-    n_best: Optional[int] = typer.Option(None, "--n-best", help="sgmp: entries kept in an nbest message (default 4)."),
+    partition: Optional[str] = typer.Option(
+        None, "--partition",
+        help="sgmp: clusters as groups of predicates, e.g. 'pos,chunk;ner' (default: one cluster per predicate).",
+    ),
+    messages: Optional[str] = typer.Option(None, "--messages", help="sgmp: full, n-best (default) or univariate."),
+    n_best: Optional[int] = typer.Option(None, "--n-best", help="sgmp: entries of an n-best message (default 50)."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", help="sgmp: message-passing sweeps (default 10)."),
+    tasks: Optional[str] = typer.Option(
+        None, "--tasks",
+        help="multitask-mh: tasks as groups of predicates, e.g. 'pos;ner' (default: one task per predicate).",
+    ),
+    neighbourhood: Optional[int] = typer.Option(
+        None, "--neighbourhood", help="multitask-mh: variables re-sampled in each neighbouring task (default 3).",
+    ),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
@@ -137,7 +148,19 @@ def infer_command(
         return
     given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
     if given and method not in ("mh", "multitask-mh"):
-        raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh or agglomerative")
+        raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh, multitask-mh or agglomerative")
+    sgmp_options = {k: v for k, v in dict(partition=_groups(partition, "--partition"), messages=messages,
+                                          n_best=n_best, iterations=iterations).items() if v is not None}
+    if sgmp_options and not (want_map and method == "sgmp"):
+        raise OptionError(f"--{next(iter(sgmp_options)).replace('_', '-')} applies to --map --method sgmp")
+    mt_options = {k: v for k, v in dict(tasks=_groups(tasks, "--tasks"), neighbourhood=neighbourhood).items()
+                  if v is not None}
+    if mt_options and method != "multitask-mh":
+        raise OptionError(f"--{next(iter(mt_options))} applies to --method multitask-mh")
+    if method == "multitask-mh":
+        for k in ("anneal", "restarts"):
+            if cluster_options[k] is not None:
+                raise OptionError(f"--{k} does not apply to --method multitask-mh")
     if clusters:
         raise OptionError("--clusters writes the clusters of an equivalence predicate; no query predicate is one")
     if not want_map and (partition is not None or messages is not None or n_best is not None):
@@ -152,18 +175,19 @@ def infer_command(
             if thin is not None:
                 raise OptionError("--thin applies to mh marginals (without --map)")
             options.update({k: v for k, v in cluster_options.items() if v is not None and k != "thin"})
-        sgmp_options = dict(partition=partition, messages=messages, n_best=n_best)
-        if method == "sgmp":
-            from ..infer.sgmp import parse_partition
-
-            if partition is not None:
-                sgmp_options["partition"] = parse_partition(partition)
-            options.update({k: v for k, v in sgmp_options.items() if v is not None})
-            for k in ("max_tries", "noise"):
+        if method in ("sgmp", "multitask-mh"):
+            for k in ("max_tries",) + (("max_flips", "noise") if method == "multitask-mh" else ()):
                 if k in options:
-                    raise OptionError(f"--{k.replace('_', '-')} applies to maxwalksat only")
-        elif any(v is not None for v in sgmp_options.values()):
-            raise OptionError("--partition, --messages and --n-best apply to --method sgmp only")
+                    raise OptionError(f"--{'tries' if k == 'max_tries' else k.replace('_', '-')} does not apply "
+                                      f"to --method {method}")
+            if "max_flips" in options:
+                options["flips"] = options.pop("max_flips")
+            options.update(sgmp_options)
+            options.update(mt_options)
+        if method == "multitask-mh":
+            if thin is not None:
+                raise OptionError("--thin applies to multitask-mh marginals (without --map)")
+            options.update({k: v for k, v in cluster_options.items() if v is not None})
         if method == "cpi":
             options["base"] = cpi_base
             if cpi_base != "maxwalksat":
@@ -220,6 +244,15 @@ def infer_command(
                     raise OptionError(f"--{k} applies to mh MAP (--map)")
             if thin is not None:
                 options["thin"] = thin
+        elif method == "multitask-mh":
+            if metropolis_steps is not None:
+                raise OptionError("--metropolis-steps applies to mcsat only")
+            for k in ("steps", "temperature"):
+                if cluster_options[k] is not None:
+                    raise OptionError(f"--{k} applies to multitask-mh MAP (--map)")
+            if thin is not None:
+                options["thin"] = thin
+            options.update(mt_options)
         elif method != "mcsat" and (metropolis_steps is not None or rao_blackwell is not None):
             raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only")
         with _sampling_progress(method, options.get("samples", 1000)) as progress:
@@ -342,6 +375,17 @@ def _print_summary(stats: dict, result: Path | None) -> None:
     if result is not None:
         table.add_row("result", str(result))
     console.print(table)
+
+
+def _groups(text: str | None, flag: str) -> list[list[str]] | None:
+    """``'a,b;c'`` -> ``[['a', 'b'], ['c']]`` (groups of predicate names)."""
+    if text is None:
+        return None
+    groups = [[p.strip() for p in g.split(",") if p.strip()] for g in text.split(";")]
+    if not any(groups) or not all(groups):
+        raise OptionError(f"{flag} takes groups of predicate names separated by ';', the names in a group by ','"
+                          f" (e.g. 'a,b;c'), got {text!r}")
+    return groups
 
 
 def register(app: typer.Typer) -> None:

@@ -93,9 +93,20 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
       (enumeration of a component cannot be interrupted);
     - ``"mh"``: Metropolis-Hastings, the best world seen (:func:`.mh.mh_map`;
       the options of :class:`.mh.AtomMHOptions`);
-    - ``"sgmp"``: sparse generalized max-product between clusters of factors
-      (:func:`.sgmp.sgmp_map`; the options of :class:`.sgmp.SGMPOptions`).
+    - ``"sgmp"``: Sparse Generalized Max-Product (:func:`.sgmp.sgmp_map`; the
+      options of :class:`.sgmp.SGMPOptions`);
+    - ``"multitask-mh"``: multi-task Metropolis-Hastings, the best sample
+      (:func:`.multitask_mh.multitask_map`; the options of
+      :class:`.multitask_mh.MultiTaskOptions`).
     """
+    if method == "sgmp":
+        from .sgmp import sgmp_map
+
+        return sgmp_map(net, **options)
+    if method == "multitask-mh":
+        from .multitask_mh import multitask_map
+
+        return multitask_map(net, **options)
     if method == "mh":
         from .mh import mh_map
 

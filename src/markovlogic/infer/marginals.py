@@ -137,6 +137,13 @@ def check_options(method: str, options: dict) -> None:
             raise OptionError("progress must be a callable taking the number of samples drawn")
         make_options(None, {k: v for k, v in options.items() if k != "progress"})
         return
+    if method == "multitask-mh":
+        from .multitask_mh import make_options as multitask_options
+
+        if options.get("progress") is not None and not callable(options["progress"]):
+            raise OptionError("progress must be a callable taking the number of samples drawn")
+        multitask_options(None, {k: v for k, v in options.items() if k != "progress"})
+        return
     accepted = set(inspect.signature(_sampler(method)).parameters) - {"net"}
     extra = set(options) - accepted
     if extra:
@@ -181,9 +188,7 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
 
         return mh_marginals(net, **options)
     if method == "multitask-mh":
-        from .multitask_mh import MultiTaskOptions, multitask_marginals
+        from .multitask_mh import multitask_marginals
 
-        task = {k: options.pop(k) for k in ("tasks", "neighbours", "task_prob") if k in options}
-        options.pop("progress", None)
-        return multitask_marginals(net, MultiTaskOptions(**task, mh=options))
+        return multitask_marginals(net, **options)
     return _sampler(method)(net, **options)

@@ -1,306 +1,645 @@
-"""Sparse generalized max-product (Culotta's thesis, chapter 9): MAP by
-message passing between clusters of factors.
+"""Sparse Generalized Max-Product (Culotta's thesis, section 9.2, Algorithm 5):
+MAP by message passing between clusters of clauses, each cluster solved by a
+WalkSAT restricted to it.
 
-The atoms are partitioned into clusters (by predicate: ``partition`` maps
-predicate names to cluster ids; by default each predicate is a cluster).
-Each ground clause belongs to the cluster of its first atom, and each
-cluster ``c`` is one big factor ``F_c`` over the atoms ``V_c`` its clauses
-and owned atoms touch. Two clusters are neighbours when they share atoms
-(``S_cd = V_c & V_d``). Max-product on this cluster graph:
+Clusters
+    The clauses (factors) are split into disjoint clusters; a cluster's
+    variables are the atoms of its clauses, so neighbouring clusters share
+    the atoms of the clauses that link them (the *separator* ``X^ij``). The
+    split comes from a partition of the predicates: ``partition=None`` (or
+    ``"predicates"``) puts each predicate's atoms in a group of its own, a
+    list of lists of predicate names groups them as the user says, and an
+    integer array gives a group per atom. A clause goes to the group holding
+    most of its atoms (ties: the lowest group), an exactly-one block to the
+    group of its first atom. Every predicate that has atoms in the network
+    must be in exactly one group (:class:`~markovlogic.errors.OptionError`
+    otherwise).
 
-    m_{c->d}(x_S) = max over V_c with x_{S_cd} = x_S of
-                    F_c(x_{V_c}) + sum over e != d of m_{e->c}(x_{S_ec})
+Messages (``messages``), in the log domain (scores add), each normalised to a
+maximum of 0:
 
-(log space, up to constants), and each cluster's belief is ``F_c`` plus all
-its incoming messages. The maximisations are *constrained local searches*:
-the cluster's clauses, the incoming messages written as clauses, and the
-clamped separator as hard unit clauses, solved by enumeration when the
-cluster has at most ``exact_atoms`` atoms and by the compiled MaxWalkSAT
-otherwise. Messages (``messages``):
+- ``"full"``: a table over every assignment of the separator (at most
+  ``max_full_atoms`` atoms: 2^s entries);
+- ``"n-best"``: the ``n_best`` best rows of that table; an assignment the
+  list leaves out scores the list's lowest entry (the bound a truncated
+  n-best list gives);
+- ``"univariate"``: one max-marginal pair per separator atom, the message
+  being their sum.
 
-* ``"univariate"``: one max-marginal per separator atom (two constrained
-  searches per atom); the message is their sum (a product of univariate
-  tables);
-* ``"full"``: the exact table over the separator's ``2^|S|`` assignments
-  (``|S| <= max_separator``);
-* ``"nbest"``: the full table's ``n_best`` best entries, every other
-  assignment at the worst kept value (a sparse table).
+``m_i->j(x^ij) = max over the beliefs of i agreeing with x^ij of
+s_i(x^i) + sum over k != j of m_k->i(x^ik)`` (equation 9.4), ``s_i`` the
+score of cluster i's own clauses (a violated hard clause costs one more than
+the sum of all soft weights).
 
-A table over ``x_S`` enters a local search as one clause per assignment
-``s``: the disjunction of the literals that differ from ``s``, weighted
-``-m(s)`` (it is false exactly at ``s``), so the score changes by ``m(s)``
-there, up to a constant.
+Beliefs
+    A cluster's belief is a set of candidate assignments of its atoms (the
+    n-best belief of the chapter), each scored by equation 9.5. Candidates
+    come from *constrained* WalkSAT searches over the cluster
+    (ComputeConstrainedBelief): the compiled MaxWalkSAT of :mod:`.maxwalksat`
+    on the cluster's clauses, plus the incoming messages written as weighted
+    clauses (a univariate message is one unit clause per atom weighted
+    ``u(1) - u(0)``; a table row ``q`` of value ``v`` is the clause "the
+    separator is not ``q``" with weight ``-(v - floor)``, which rewards
+    exactly that assignment: up to a constant the search maximises
+    ``s_i + sum_k m_k->i``), plus one unit clause per separator atom whose
+    weight fixes the atom (more than all other weights together) or leaves it
+    free. For each neighbour ``j`` and each assignment ``x^ij`` the incoming
+    message from ``j`` lists (full: every assignment; univariate: each atom
+    at each value) one search runs with ``X^ij`` fixed (Algorithm 5, lines
+    11-15), started from the cluster's best candidate; a search is not run
+    again while the other incoming messages are unchanged (the chapter's
+    "look up a compatible solution"). Each visit also runs one search with
+    nothing fixed. After a visit the belief keeps the ``n_best`` best
+    candidates and the best one for each entry of each outgoing message.
 
-The schedule visits the clusters in order, ``iterations`` times or until no
-message changes. After each round every cluster decodes its belief and the
-owned atoms of each cluster form a world; the best world seen (scored on
-the whole network) is the answer. On a tree-structured cluster graph with
-exact local searches and full (or, with one-atom separators, univariate)
-messages, max-product is exact: the answer is the optimum.
+Schedule
+    ``"tree"``: the clusters in breadth-first order of the cluster graph,
+    then in reverse, alternately (on a tree-structured cluster graph with
+    full messages and exact cluster searches, two sweeps give exact
+    max-marginals, as max-product does on a tree); ``"random"``: a random
+    order per sweep. Sweeps stop after ``iterations``, when no message
+    changed in a sweep, or at ``max_seconds``.
+
+The best world found
+    After each sweep the clusters are decoded in breadth-first order: each
+    takes its best candidate that agrees with the atoms already set (a
+    constrained search if none does; the chapter's decimation by clusters).
+    The best decoded world over the sweeps, polished by MaxWalkSAT's greedy
+    descent on the whole network (``polish``), is returned. Atoms no clause
+    touches are false.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass, field, fields, replace
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
+from .kernels_state import SatArrays, _csr_gather, normalise_clauses, sat_arrays
+from .maxwalksat import Search, start_world
 from .results import MapResult
 
-MESSAGES = ("univariate", "full", "nbest")
+MESSAGE_TYPES = ("full", "n-best", "univariate")
+SCHEDULES = ("tree", "random")
 
 
 @dataclass
 class SGMPOptions:
-    """Options of SGMP (``mln infer --map --method sgmp``)."""
+    """Options of Sparse Generalized Max-Product (``method="sgmp"``).
 
-    partition: dict | None = None       # predicate name -> cluster id; None: one cluster per predicate
-    messages: str = "univariate"
-    n_best: int = 4
+    ``partition``: ``None``/``"predicates"`` (a cluster per predicate), a
+    list of lists of predicate names, or an int array (a group per atom).
+    ``messages``: ``"full"``, ``"n-best"`` or ``"univariate"``; ``n_best``:
+    entries of an n-best message and candidates a belief keeps.
+    ``iterations``: message-passing sweeps at most. ``flips``: WalkSAT
+    steps per cluster search (default ``10 *`` the cluster's atoms, at least
+    1,000). ``noise``: WalkSAT's random-walk probability. ``schedule``:
+    ``"tree"`` or ``"random"``. ``max_full_atoms``: the largest separator a
+    full message may have. ``polish``: a greedy descent on the whole network
+    from the best decoded world. ``max_seconds``: a time limit (the best
+    world decoded so far is returned).
+    """
+
+    partition: object = None
+    messages: str = "n-best"
+    n_best: int = 50
     iterations: int = 10
-    exact_atoms: int = 14               # local searches by enumeration up to this many atoms
-    max_separator: int = 8              # full / n-best tables up to 2^max_separator entries
-    max_flips: int = 20_000             # MaxWalkSAT steps per local search
+    flips: int | None = None
+    noise: float = 0.5
+    schedule: str = "tree"
     seed: int = 0
     max_seconds: float | None = None
-    extra: dict = field(default_factory=dict)
+    max_full_atoms: int = 12
+    polish: bool = True
 
-    def check(self) -> None:
-        if self.messages not in MESSAGES:
-            raise OptionError(f"unknown message type {self.messages!r}; choose one of {', '.join(MESSAGES)}")
-        for name in ("n_best", "iterations", "exact_atoms", "max_separator", "max_flips"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise OptionError(f"{name.replace('_', '-')} must be an integer of at least 1, got {v!r}")
-        if self.max_seconds is not None and not (self.max_seconds > 0):
-            raise OptionError(f"max-seconds must be positive, got {self.max_seconds!r}")
-        if self.partition is not None and not isinstance(self.partition, dict):
-            raise OptionError("partition must map predicate names to cluster ids")
-
-
-def parse_partition(text: str) -> dict:
-    """``"A,B;C"`` -> {A: 0, B: 0, C: 1} (clusters separated by ';')."""
-    out = {}
-    for k, part in enumerate(text.split(";")):
-        for name in part.split(","):
-            name = name.strip()
-            if name:
-                if name in out:
-                    raise OptionError(f"--partition names {name} twice")
-                out[name] = k
-    if not out:
-        raise OptionError("--partition is empty; write clusters of predicates as A,B;C")
-    return out
+    def check(self) -> "SGMPOptions":
+        if self.messages not in MESSAGE_TYPES:
+            raise OptionError(f"messages must be one of {', '.join(MESSAGE_TYPES)}, got {self.messages!r}")
+        if not _is_int(self.n_best) or self.n_best < 1:
+            raise OptionError(f"the n-best size (n_best) must be an integer >= 1, got {self.n_best!r}")
+        if not _is_int(self.iterations) or self.iterations < 1:
+            raise OptionError(f"iterations must be an integer >= 1, got {self.iterations!r}")
+        if self.flips is not None and (not _is_int(self.flips) or self.flips < 1):
+            raise OptionError(f"flips must be an integer >= 1, got {self.flips!r}")
+        if not _is_real(self.noise) or not 0.0 <= float(self.noise) <= 1.0:
+            raise OptionError(f"noise must be a probability in [0, 1], got {self.noise!r}")
+        if self.schedule not in SCHEDULES:
+            raise OptionError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        if not _is_int(self.seed) or self.seed < 0:
+            raise OptionError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if self.max_seconds is not None and (not _is_real(self.max_seconds) or not self.max_seconds > 0
+                                             or not math.isfinite(self.max_seconds)):
+            raise OptionError(f"max_seconds must be a positive number, got {self.max_seconds!r}")
+        if not _is_int(self.max_full_atoms) or not 1 <= self.max_full_atoms <= 20:
+            raise OptionError(f"max_full_atoms must be an integer in [1, 20], got {self.max_full_atoms!r}")
+        if not isinstance(self.polish, (bool, np.bool_)):
+            raise OptionError(f"polish must be True or False, got {self.polish!r}")
+        return self
 
 
-# ---------------------------------------------------------------- structure
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-@dataclass
-class _Cluster:
-    atoms: np.ndarray          # V_c: network atom ids (sorted)
-    owned: np.ndarray          # the atoms whose value this cluster decides
-    clauses: list              # (weight or None, [(local atom, positive), ...])
-    blocks: list               # [[local atoms]]
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
-def _owners(net: GroundNetwork, partition: dict | None) -> np.ndarray:
-    names = net.predicates
-    if partition is None:
-        return np.asarray(net.atom_pred, dtype=np.int64).copy()
-    unknown = sorted(set(partition) - set(names))
+def make_options(options: SGMPOptions | None, kw: dict) -> SGMPOptions:
+    if options is not None:
+        if kw:
+            raise OptionError("give either an SGMPOptions or keyword options, not both")
+        return replace(options).check()
+    names = {f.name for f in fields(SGMPOptions)}
+    unknown = sorted(set(kw) - names)
     if unknown:
-        raise OptionError(f"the partition names unknown predicate(s) {', '.join(unknown)}")
-    missing = sorted({names[p] for p in np.unique(net.atom_pred)} - set(partition))
-    if missing:
-        raise OptionError(f"the partition does not cover the network: no cluster for {', '.join(missing)}")
-    ids = {}
-    table = np.array([ids.setdefault(partition[n], len(ids)) if n in partition else -1 for n in names],
-                     dtype=np.int64)
-    return table[net.atom_pred]
+        raise OptionError(f"MAP method 'sgmp' does not take option(s) {', '.join(unknown)}; "
+                          f"it takes {', '.join(sorted(names))}")
+    return SGMPOptions(**kw).check()
 
 
-def build_clusters(net: GroundNetwork, partition: dict | None) -> tuple[list[_Cluster], np.ndarray]:
-    owner = _owners(net, partition)
-    labels = np.unique(owner)
-    remap = {int(v): k for k, v in enumerate(labels)}
-    owner = np.array([remap[int(v)] for v in owner], dtype=np.int64)
-    K = len(labels)
-    cl_atoms: list[set] = [set(np.flatnonzero(owner == k).tolist()) for k in range(K)]
-    cl_clauses: list[list] = [[] for _ in range(K)]
-    for c in range(net.n_clauses):
-        lits = net.clause_literals(c)
-        if not lits:
-            continue
-        k = int(owner[lits[0][0]])
-        cl_clauses[k].append((None if net.is_hard[c] else float(net.weight[c]), lits))
-        cl_atoms[k].update(a for a, _ in lits)
-    cl_blocks: list[list] = [[] for _ in range(K)]
-    for b in range(net.n_blocks):
-        atoms = net.block_atoms[net.block_start[b]:net.block_start[b + 1]].tolist()
-        k = int(owner[atoms[0]])
-        cl_blocks[k].append(atoms)
-        cl_atoms[k].update(atoms)
-    clusters = []
-    for k in range(K):
-        atoms = np.array(sorted(cl_atoms[k]), dtype=np.int64)
-        local = {int(a): i for i, a in enumerate(atoms)}
-        clauses = [(w, [(local[a], p) for a, p in lits]) for w, lits in cl_clauses[k]]
-        blocks = [[local[a] for a in blk] for blk in cl_blocks[k]]
-        clusters.append(_Cluster(atoms, np.flatnonzero(owner == k), clauses, blocks))
-    return clusters, owner
+# ---------------------------------------------------------------- partition
 
-
-# ---------------------------------------------------------------- local search
-
-
-class _Local:
-    """Constrained local searches of one cluster."""
-
-    def __init__(self, cl: _Cluster, opt: SGMPOptions, rng: np.random.Generator):
-        self.cl = cl
-        self.opt = opt
-        self.rng = rng
-        self.index = {int(a): i for i, a in enumerate(cl.atoms)}
-        self.calls = 0
-
-    def best(self, tables: list, clamp: dict) -> tuple[float, np.ndarray]:
-        """max of F_c + tables with the atoms of ``clamp`` (network id -> bool)
-        fixed: (score, local world). ``tables``: (network atom ids, dict
-        assignment tuple -> value, default)."""
-        from .exact import exact_map
-        from .maxwalksat import maxwalksat
-
-        self.calls += 1
-        clauses = list(self.cl.clauses)
-        for atoms, entries, default in tables:
-            loc = [self.index[int(a)] for a in atoms]
-            for s, value in _table_items(len(loc), entries, default):
-                lits = [(loc[i], not bool(s[i])) for i in range(len(loc))]
-                clauses.append((-float(value), lits))
-        for a, v in clamp.items():
-            clauses.append((None, [(self.index[int(a)], bool(v))]))
-        n = len(self.cl.atoms)
-        net = GroundNetwork.from_clauses(n, clauses, blocks=self.cl.blocks)
-        if n <= self.opt.exact_atoms:
-            res = exact_map(net)
-        else:
-            res = maxwalksat(net, max_flips=self.opt.max_flips, max_tries=1, seed=int(self.rng.integers(2**31)))
-        if res.hard_violated:
-            return -np.inf, res.world
-        return float(net.score(res.world)), res.world
-
-
-def _table_items(k: int, entries: dict, default: float):
-    """Every assignment of a k-atom table with its value (entries, else default)."""
-    for code in range(1 << k):
-        s = tuple((code >> i) & 1 for i in range(k))
-        yield s, entries.get(s, default)
+def atom_groups(net: GroundNetwork, partition) -> np.ndarray:
+    """The group of each atom (int64[n_atoms]) from ``partition`` (see
+    :class:`SGMPOptions`); an :class:`OptionError` if it does not cover the
+    network."""
+    present = np.unique(net.atom_pred) if net.n_atoms else np.zeros(0, np.int64)
+    if partition is None or (isinstance(partition, str) and partition == "predicates"):
+        _, group = np.unique(net.atom_pred, return_inverse=True)
+        return group.astype(np.int64)
+    if isinstance(partition, str):
+        raise OptionError(f"partition must be 'predicates', a list of lists of predicate names or an array "
+                          f"of one group per atom, got {partition!r}")
+    if isinstance(partition, np.ndarray) and partition.dtype != object:
+        if partition.shape != (net.n_atoms,) or not np.issubdtype(partition.dtype, np.integer):
+            raise OptionError(f"a partition array must hold one integer group per atom ({net.n_atoms}), "
+                              f"got shape {partition.shape} and type {partition.dtype}")
+        if net.n_atoms and partition.min() < 0:
+            missing = int((partition < 0).sum())
+            raise OptionError(f"the partition does not cover the network: {missing} atom(s) have no group "
+                              f"(e.g. {net.atom_name(int(np.flatnonzero(partition < 0)[0]))})")
+        return partition.astype(np.int64)
+    try:
+        groups = [[p] if isinstance(p, str) else list(p) for p in partition]
+    except TypeError:
+        raise OptionError(f"partition must be a list of lists of predicate names, got {partition!r}") from None
+    index = {name: i for i, name in enumerate(net.predicates)}
+    pred_group = np.full(len(net.predicates), -1, dtype=np.int64)
+    for g, names in enumerate(groups):
+        if not names:
+            raise OptionError(f"group {g + 1} of the partition is empty")
+        for name in names:
+            if not isinstance(name, str) or name not in index:
+                raise OptionError(f"the partition names {name!r}, which is not a predicate of the network "
+                                  f"(predicates: {', '.join(net.predicates[i] for i in present)})")
+            if pred_group[index[name]] >= 0:
+                raise OptionError(f"predicate {name} is in two groups of the partition")
+            pred_group[index[name]] = g
+    uncovered = [net.predicates[i] for i in present if pred_group[i] < 0]
+    if uncovered:
+        raise OptionError(f"the partition does not cover the network: predicate(s) {', '.join(uncovered)} "
+                          "have atoms but are in no group (every predicate with unknown atoms must be in "
+                          "exactly one group)")
+    return pred_group[net.atom_pred]
 
 
 # ---------------------------------------------------------------- messages
 
+@dataclass
+class Message:
+    """A message over a separator (global atom ids ``sep``): a table of
+    listed assignments (``patterns``, ``values``; unlisted ones score
+    ``floor``) or, if ``uni`` is set, one pair of scores per atom."""
 
-def _message(local: _Local, sep: np.ndarray, incoming: list, opt: SGMPOptions):
-    """The message of a cluster over its separator ``sep`` with a neighbour,
-    given the other incoming tables: (atoms, entries, default)."""
-    k = len(sep)
-    if opt.messages == "univariate" or k > opt.max_separator:
-        entries_sum = np.zeros(k)
-        for i, a in enumerate(sep):
-            hi, _ = local.best(incoming, {int(a): True})
-            lo, _ = local.best(incoming, {int(a): False})
-            if not np.isfinite(hi) and not np.isfinite(lo):
-                entries_sum[i] = 0.0
-            elif not np.isfinite(hi):
-                entries_sum[i] = -1e6
-            elif not np.isfinite(lo):
-                entries_sum[i] = 1e6
+    sep: np.ndarray
+    patterns: np.ndarray = None          # bool[r, s]
+    values: np.ndarray = None            # float64[r]
+    floor: float = 0.0
+    uni: np.ndarray | None = None        # float64[s, 2]
+    index: dict = field(default_factory=dict)
+
+    @classmethod
+    def flat(cls, sep: np.ndarray, univariate: bool) -> "Message":
+        s = len(sep)
+        if univariate:
+            return cls(sep=sep, uni=np.zeros((s, 2)))
+        return cls(sep=sep, patterns=np.zeros((0, s), bool), values=np.zeros(0))
+
+    @classmethod
+    def table(cls, sep, patterns, values, floor) -> "Message":
+        top = float(values.max()) if len(values) else 0.0
+        m = cls(sep=sep, patterns=patterns, values=values - top, floor=floor - top)
+        m.index = {k: i for i, k in enumerate(_keys(patterns))}
+        return m
+
+    def evaluate(self, Y: np.ndarray) -> np.ndarray:
+        """The message's value for each row of ``Y`` (bool[m, s])."""
+        if self.uni is not None:
+            return self.uni[np.arange(Y.shape[1])[None, :], Y.astype(np.int64)].sum(axis=1)
+        if not self.index:
+            return np.full(len(Y), self.floor)
+        rows = np.array([self.index.get(k, -1) for k in _keys(Y)], dtype=np.int64)
+        return np.where(rows >= 0, self.values[rows], self.floor)
+
+    def same(self, other: "Message", tol: float) -> bool:
+        if self.uni is not None:
+            return other.uni is not None and bool(np.allclose(self.uni, other.uni, atol=tol, rtol=0))
+        if other.uni is not None or set(self.index) != set(other.index):
+            return False
+        if not self.index:
+            return True
+        order = np.array([other.index[k] for k in self.index], dtype=np.int64)
+        return bool(np.allclose(self.values, other.values[order], atol=tol, rtol=0)
+                    and abs(self.floor - other.floor) <= tol)
+
+    @property
+    def size(self) -> int:
+        return 2 * len(self.sep) if self.uni is not None else len(self.values)
+
+
+def _keys(Y: np.ndarray) -> list[bytes]:
+    packed = np.packbits(np.asarray(Y, dtype=bool), axis=1)
+    return [r.tobytes() for r in packed]
+
+
+# ---------------------------------------------------------------- clusters
+
+class _Cluster:
+    """One cluster: its atoms, its own clauses (local atom ids), its
+    separators and its belief (candidate assignments)."""
+
+    def __init__(self, cid: int, atoms: np.ndarray, sat: SatArrays, clauses: np.ndarray,
+                 blocks: np.ndarray) -> None:
+        self.id = cid
+        self.atoms = atoms                                  # global ids, sorted
+        self.n = len(atoms)
+        start, idx = _csr_gather(sat.clause_start, clauses)
+        self.start = start
+        self.lit = np.searchsorted(atoms, sat.lit_atom[idx]).astype(np.int32)
+        self.pos = sat.lit_positive[idx]
+        self.weight = sat.weight[clauses]
+        self.hard = sat.is_hard[clauses]
+        bstart, bidx = _csr_gather(sat.block_start, blocks)
+        self.bstart = bstart
+        self.batoms = np.searchsorted(atoms, sat.block_atoms[bidx]).astype(np.int32)
+        self.n_clauses = len(clauses)
+        self.nbrs: list[int] = []
+        self.sep_cols: dict[int, np.ndarray] = {}           # neighbour -> local columns of the separator
+        self.cand = np.zeros((0, self.n), dtype=bool)
+        self.score = np.zeros(0)
+        self.cand_keys: dict[bytes, int] = {}
+        self.search: Search | None = None
+        self.base_w: np.ndarray | None = None
+        self.unit_of: np.ndarray | None = None              # local column -> its fixing unit clause (-1)
+        self.big = 1.0
+        self.solved: dict = {}
+
+    def local_scores(self, X: np.ndarray, penalty: float) -> np.ndarray:
+        """``s_i`` of each row of ``X`` (bool[m, n])."""
+        if self.n_clauses == 0:
+            return np.zeros(len(X))
+        holds = X[:, self.lit] == self.pos[None, :]
+        sat = np.logical_or.reduceat(holds, self.start[:-1], axis=1)
+        soft = ~self.hard
+        return sat[:, soft].astype(np.float64) @ self.weight[soft] - penalty * (~sat[:, self.hard]).sum(axis=1)
+
+    def add(self, x: np.ndarray, penalty: float) -> int:
+        key = np.packbits(x).tobytes()
+        row = self.cand_keys.get(key)
+        if row is not None:
+            return row
+        self.cand = np.vstack([self.cand, x[None, :]])
+        self.score = np.append(self.score, self.local_scores(x[None, :], penalty))
+        self.cand_keys[key] = len(self.score) - 1
+        return len(self.score) - 1
+
+    def keep(self, rows: np.ndarray) -> None:
+        rows = np.unique(rows)
+        self.cand = self.cand[rows]
+        self.score = self.score[rows]
+        self.cand_keys = {k: i for i, k in enumerate(_keys(self.cand))} if len(rows) else {}
+
+
+def build_clusters(net: GroundNetwork, sat: SatArrays, group: np.ndarray) -> list[_Cluster]:
+    """Clusters of the clauses of ``sat`` from the atom groups ``group``."""
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    nc = sat.n_clauses
+    if nc:
+        clause_of_lit = np.repeat(np.arange(nc, dtype=np.int64), np.diff(sat.clause_start))
+        votes = np.bincount(clause_of_lit * n_groups + group[sat.lit_atom], minlength=nc * n_groups)
+        clause_group = votes.reshape(nc, n_groups).argmax(axis=1)
+    else:
+        clause_group = np.zeros(0, np.int64)
+    block_group = group[sat.block_atoms[sat.block_start[:-1]]] if sat.n_blocks else np.zeros(0, np.int64)
+    clusters = []
+    for g in range(n_groups):
+        clauses = np.flatnonzero(clause_group == g)
+        blocks = np.flatnonzero(block_group == g)
+        if len(clauses) == 0 and len(blocks) == 0:
+            continue
+        _, lidx = _csr_gather(sat.clause_start, clauses)
+        _, bidx = _csr_gather(sat.block_start, blocks)
+        atoms = np.unique(np.concatenate([sat.lit_atom[lidx], sat.block_atoms[bidx]]).astype(np.int64))
+        clusters.append(_Cluster(len(clusters), atoms, sat, clauses, blocks))
+    # separators: the atoms two clusters share
+    for a in clusters:
+        for b in clusters[a.id + 1:]:
+            shared = np.intersect1d(a.atoms, b.atoms, assume_unique=True)
+            if len(shared):
+                a.nbrs.append(b.id)
+                b.nbrs.append(a.id)
+                a.sep_cols[b.id] = np.searchsorted(a.atoms, shared)
+                b.sep_cols[a.id] = np.searchsorted(b.atoms, shared)
+    return clusters
+
+
+def bfs_order(clusters: list[_Cluster]) -> list[int]:
+    """Breadth-first order of the cluster graph, each connected part from
+    its largest cluster."""
+    seen = np.zeros(len(clusters), bool)
+    order: list[int] = []
+    for root in sorted(range(len(clusters)), key=lambda i: -clusters[i].n):
+        if seen[root]:
+            continue
+        seen[root] = True
+        queue = deque([root])
+        while queue:
+            i = queue.popleft()
+            order.append(i)
+            for j in clusters[i].nbrs:
+                if not seen[j]:
+                    seen[j] = True
+                    queue.append(j)
+    return order
+
+
+# ---------------------------------------------------------------- the algorithm
+
+class SGMP:
+    """State of one run (see the module docstring)."""
+
+    def __init__(self, net: GroundNetwork, opt: SGMPOptions) -> None:
+        self.net = net
+        self.opt = opt
+        self.sat = sat_arrays(net)
+        self.rng = np.random.default_rng(opt.seed)
+        self.penalty = 1.0 + float(np.abs(self.sat.weight).sum())
+        self.clusters = build_clusters(net, self.sat, atom_groups(net, opt.partition))
+        self.univariate = opt.messages == "univariate"
+        if opt.messages == "full":
+            for cl in self.clusters:
+                for j, cols in cl.sep_cols.items():
+                    if len(cols) > opt.max_full_atoms:
+                        raise OptionError(
+                            f"full messages: clusters share a separator of {len(cols)} atoms (2^{len(cols)} "
+                            f"entries; max_full_atoms is {opt.max_full_atoms}); use messages='n-best' or "
+                            "'univariate', or a partition whose clusters share fewer atoms")
+        self.msgs: dict[tuple[int, int], Message] = {}
+        self.version: dict[tuple[int, int], int] = {}
+        for cl in self.clusters:
+            for j in cl.nbrs:
+                self.msgs[(cl.id, j)] = Message.flat(cl.atoms[cl.sep_cols[j]], self.univariate)
+                self.version[(cl.id, j)] = 0
+        self.order = bfs_order(self.clusters)
+        self.searches = 0
+        self.flips = 0
+        self.deadline = None if opt.max_seconds is None else time.perf_counter() + float(opt.max_seconds)
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    # ------------------------------------------------------------ beliefs
+    def beliefs(self, cl: _Cluster) -> np.ndarray:
+        b = cl.score.copy()
+        for k in cl.nbrs:
+            b += self.msgs[(k, cl.id)].evaluate(cl.cand[:, cl.sep_cols[k]])
+        return b
+
+    def prepare_search(self, cl: _Cluster) -> None:
+        """The cluster's WalkSAT problem: its clauses, the incoming messages
+        as clauses, one fixing unit clause per separator atom."""
+        lits, poss, ws, hards = [cl.lit], [cl.pos], [cl.weight], [cl.hard]
+        sizes: list[np.ndarray] = []
+        msg_w: list[np.ndarray] = []
+        for k in cl.nbrs:
+            m = self.msgs[(k, cl.id)]
+            cols = cl.sep_cols[k]
+            if m.uni is not None:
+                lits.append(cols.astype(np.int32))
+                poss.append(np.ones(len(cols), bool))
+                sizes.append(np.ones(len(cols), np.int64))
+                msg_w.append(m.uni[:, 1] - m.uni[:, 0])
+            elif len(m.values):
+                r, s = m.patterns.shape
+                lits.append(np.tile(cols, r).astype(np.int32))
+                poss.append(~m.patterns.reshape(-1))
+                sizes.append(np.full(r, s, np.int64))
+                msg_w.append(-(m.values - m.floor))
+        boundary = np.unique(np.concatenate([c for c in cl.sep_cols.values()] + [np.zeros(0, np.int64)]))
+        lits.append(boundary.astype(np.int32))
+        poss.append(np.ones(len(boundary), bool))
+        sizes.append(np.ones(len(boundary), np.int64))
+        mw = np.concatenate(msg_w) if msg_w else np.zeros(0)
+        n_msg = len(mw)
+        size_all = np.concatenate([np.diff(cl.start).astype(np.int64)] + sizes)
+        start = np.zeros(len(size_all) + 1, np.int64)
+        np.cumsum(size_all, out=start[1:])
+        n_own = cl.n_clauses
+        init_w = np.concatenate([cl.weight, np.ones(n_msg + len(boundary))])
+        hard = np.concatenate([cl.hard, np.zeros(n_msg + len(boundary), bool)])
+        sat = normalise_clauses(cl.n, start, np.concatenate(lits), np.concatenate(poss), init_w, hard,
+                                cl.bstart, cl.batoms)
+        assert sat.n_clauses == len(size_all)
+        cl.search = Search(sat, int(self.rng.integers(0, 2**31 - 1)))
+        cl.base_w = np.concatenate([cl.weight, mw, np.zeros(len(boundary))])
+        cl.unit_of = np.full(cl.n, -1, np.int64)
+        cl.unit_of[boundary] = n_own + n_msg + np.arange(len(boundary))
+        cl.big = 1.0 + 2.0 * (float(np.abs(cl.weight).sum()) + float(np.abs(mw).sum()))
+
+    def solve(self, cl: _Cluster, cols: np.ndarray, vals: np.ndarray) -> int:
+        """A constrained search of ``cl`` with local atoms ``cols`` fixed to
+        ``vals``; the result joins the belief. Returns its row."""
+        search = cl.search
+        w = cl.base_w.copy()
+        w[cl.unit_of[cols]] = np.where(vals, cl.big, -cl.big)
+        search.set_weights(w)
+        if len(cl.score):
+            init = cl.cand[int(np.argmax(self.beliefs(cl)))].copy()
+        else:
+            init = self.rng.random(cl.n) < 0.5
+        init[cols] = vals
+        flips = self.opt.flips if self.opt.flips is not None else max(1_000, 10 * cl.n)
+        search.reset(start_world(search.sat, search.rng, init), 0.0)
+        search.steps(flips, float(self.opt.noise))
+        self.flips += search.flips
+        search.reset(search.best_world, 0.0)
+        search.descend()
+        self.searches += 1
+        return cl.add(search.best_world.copy(), self.penalty)
+
+    def entries(self, cl: _Cluster, j: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The constrained problems of ``cl`` for neighbour ``j``: the
+        assignments of the separator the incoming message covers."""
+        cols = cl.sep_cols[j]
+        if self.opt.messages == "full":
+            s = len(cols)
+            codes = np.arange(1 << s, dtype=np.int64)
+            bits = ((codes[:, None] >> np.arange(s)[None, :]) & 1).astype(bool)
+            return [(cols, row) for row in bits]
+        if self.univariate:
+            return [(cols[v:v + 1], np.array([b])) for v in range(len(cols)) for b in (False, True)]
+        m = self.msgs[(j, cl.id)]
+        return [(cols, row) for row in m.patterns]
+
+    def visit(self, cl: _Cluster) -> bool:
+        """Update the belief of ``cl`` and its outgoing messages; True if a
+        message changed."""
+        self.prepare_search(cl)
+        self.solve(cl, np.zeros(0, np.int64), np.zeros(0, bool))
+        for j in cl.nbrs:
+            others = tuple(self.version[(k, cl.id)] for k in cl.nbrs if k != j)
+            for cols, vals in self.entries(cl, j):
+                if self.out_of_time():
+                    break
+                key = (j, cols.tobytes(), np.packbits(vals).tobytes())
+                if cl.solved.get(key) == others:
+                    continue
+                self.solve(cl, cols, vals)
+                cl.solved[key] = others
+        return self.send(cl)
+
+    def send(self, cl: _Cluster) -> bool:
+        """Outgoing messages from the belief (equation 9.4), then compress
+        the belief."""
+        b = self.beliefs(cl)
+        keep = [np.argsort(-b, kind="stable")[: self.opt.n_best]]
+        changed = False
+        for j in cl.nbrs:
+            cols = cl.sep_cols[j]
+            Y = cl.cand[:, cols]
+            v = b - self.msgs[(j, cl.id)].evaluate(Y)
+            if self.univariate:
+                uni = np.empty((len(cols), 2))
+                unreached = float(v.min()) - self.penalty
+                for val in (0, 1):
+                    mask = Y == bool(val)
+                    scored = np.where(mask, v[:, None], -np.inf)
+                    best = scored.max(axis=0)
+                    uni[:, val] = np.where(np.isfinite(best), best, unreached)
+                    rows = scored.argmax(axis=0)
+                    keep.append(rows[np.isfinite(best)])
+                uni -= uni.max(axis=1, keepdims=True)
+                new = Message(sep=cl.atoms[cols], uni=uni)
             else:
-                entries_sum[i] = hi - lo
-        # a product of univariate tables: one one-atom table per separator atom
-        return [(np.array([a]), {(1,): float(entries_sum[i])}, 0.0) for i, a in enumerate(sep)]
-    values = {}
-    for s, _ in _table_items(k, {}, 0.0):
-        score, _ = local.best(incoming, {int(a): bool(v) for a, v in zip(sep, s)})
-        values[s] = score
-    finite = [v for v in values.values() if np.isfinite(v)]
-    top = max(finite) if finite else 0.0
-    values = {s: (v - top if np.isfinite(v) else -1e6) for s, v in values.items()}
-    if opt.messages == "nbest" and len(values) > opt.n_best:
-        kept = sorted(values.items(), key=lambda kv: -kv[1])[:opt.n_best]
-        default = kept[-1][1]
-        return [(sep, dict(kept), default)]
-    return [(sep, values, 0.0)]
+                packed = np.packbits(Y, axis=1)
+                _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+                inverse = inverse.reshape(-1)
+                best = np.full(len(first), -np.inf)
+                np.maximum.at(best, inverse, v)
+                # the row of the best candidate of each assignment
+                is_best = v >= best[inverse]
+                rows = np.full(len(first), -1, np.int64)
+                rows[inverse[is_best]] = np.flatnonzero(is_best)
+                top = np.argsort(-best, kind="stable")
+                if self.opt.messages == "n-best":
+                    top = top[: self.opt.n_best]
+                keep.append(rows[top])
+                new = Message.table(cl.atoms[cols], Y[rows[top]], best[top], float(best[top].min()))
+            old = self.msgs[(cl.id, j)]
+            if not new.same(old, 1e-9 * self.penalty):
+                self.msgs[(cl.id, j)] = new
+                self.version[(cl.id, j)] += 1
+                changed = True
+        cl.keep(np.concatenate(keep))
+        return changed
 
+    # ------------------------------------------------------------ decoding
+    def decode(self) -> np.ndarray:
+        world = np.zeros(self.net.n_atoms, bool)
+        assigned = np.zeros(self.net.n_atoms, bool)
+        for i in self.order:
+            cl = self.clusters[i]
+            fixed = assigned[cl.atoms]
+            cols = np.flatnonzero(fixed)
+            vals = world[cl.atoms[cols]]
+            ok = (cl.cand[:, cols] == vals[None, :]).all(axis=1) if len(cl.score) else np.zeros(0, bool)
+            if not ok.any():
+                if cl.search is None:
+                    self.prepare_search(cl)
+                row = self.solve(cl, cols, vals)
+                ok = np.zeros(len(cl.score), bool)
+                ok[row] = True
+            b = np.where(ok, self.beliefs(cl), -np.inf)
+            x = cl.cand[int(np.argmax(b))]
+            world[cl.atoms[~fixed]] = x[~fixed]
+            assigned[cl.atoms] = True
+        return world
 
-def _changed(old: list, new: list) -> float:
-    if old is None:
-        return np.inf
-    diff = 0.0
-    for (a1, e1, d1), (a2, e2, d2) in zip(old, new):
-        keys = set(e1) | set(e2)
-        diff = max(diff, abs(d1 - d2), *(abs(e1.get(s, d1) - e2.get(s, d2)) for s in keys))
-    return diff
+    def run(self) -> tuple[np.ndarray, dict]:
+        net = self.net
+        best, best_key = None, None
+        sweeps = 0
+        converged = False
+        history = []
+        for t in range(self.opt.iterations):
+            if self.opt.schedule == "random":
+                order = [int(i) for i in self.rng.permutation(len(self.clusters))]
+            else:
+                order = self.order if t % 2 == 0 else self.order[::-1]
+            changed = False
+            for i in order:
+                if self.out_of_time() and best is not None:
+                    break
+                changed |= self.visit(self.clusters[i])
+            sweeps += 1
+            world = self.decode()
+            key = (net.hard_violated(world), net.cost(world))
+            history.append(round(key[1], 6))
+            if best is None or key < best_key:
+                best, best_key = world, key
+            if not changed and t > 0:
+                converged = True
+                break
+            if self.out_of_time():
+                break
+        stats = {
+            "clusters": len(self.clusters), "sweeps": sweeps, "converged": converged, "searches": self.searches,
+            "flips": self.flips, "messages": self.opt.messages, "n_best": self.opt.n_best,
+            "separator_atoms": int(sum(len(c) for cl in self.clusters for c in cl.sep_cols.values()) // 2),
+            "cluster_graph_edges": sum(len(cl.nbrs) for cl in self.clusters) // 2,
+            "decoded_costs": history,
+        }
+        return best if best is not None else np.zeros(net.n_atoms, bool), stats
 
 
 def sgmp_map(net: GroundNetwork, options: SGMPOptions | None = None, **kw) -> MapResult:
-    """MAP by sparse generalized max-product (module docstring)."""
-    opt = options or SGMPOptions(**kw)
-    opt.check()
+    """MAP by Sparse Generalized Max-Product (see the module docstring and
+    :class:`SGMPOptions`). Never claimed optimal."""
+    opt = make_options(options, kw)
     start = time.perf_counter()
-    rng = np.random.default_rng(opt.seed)
-    clusters, owner = build_clusters(net, opt.partition)
-    K = len(clusters)
-    locals_ = [_Local(c, opt, rng) for c in clusters]
-    sep = {}
-    for c in range(K):
-        for d in range(K):
-            if c != d:
-                s = np.intersect1d(clusters[c].atoms, clusters[d].atoms)
-                if len(s):
-                    sep[(c, d)] = s
-    msgs: dict = {key: None for key in sep}
-    best_world = np.zeros(net.n_atoms, dtype=bool)
-    best_score = -np.inf
-    best_violated = None
-    rounds = 0
-    converged = False
-    for it in range(opt.iterations):
-        rounds += 1
-        change = 0.0
-        for c in range(K):
-            for d in range(K):
-                if (c, d) not in sep:
-                    continue
-                incoming = [t for (e, c2), m in msgs.items() if c2 == c and e != d and m is not None for t in m]
-                new = _message(locals_[c], sep[(c, d)], incoming, opt)
-                change = max(change, _changed(msgs[(c, d)], new))
-                msgs[(c, d)] = new
-        # decode: each cluster's belief, its owned atoms
-        world = np.zeros(net.n_atoms, dtype=bool)
-        for c in range(K):
-            incoming = [t for (e, c2), m in msgs.items() if c2 == c and m is not None for t in m]
-            _, local_world = locals_[c].best(incoming, {})
-            pos = np.searchsorted(clusters[c].atoms, clusters[c].owned)
-            world[clusters[c].owned] = local_world[pos]
-        violated = net.hard_violated(world)
-        score = net.score(world)
-        if (best_violated is None or violated < best_violated
-                or (violated == best_violated and score > best_score)):
-            best_world, best_score, best_violated = world, score, violated
-        if change < 1e-9:
-            converged = True
-            break
-        if opt.max_seconds is not None and time.perf_counter() - start > opt.max_seconds:
-            break
-    if K == 0:
-        best_violated = net.hard_violated(best_world)
-        best_score = net.score(best_world)
-    return MapResult(world=best_world, score=float(best_score), cost=float(net.cost(best_world)),
-                     hard_violated=int(best_violated), method="sgmp", seconds=time.perf_counter() - start,
-                     stats={"clusters": K, "separators": len(sep) // 1, "rounds": rounds, "converged": converged,
-                            "local_searches": sum(lc.calls for lc in locals_), "messages": opt.messages})
+    run = SGMP(net, opt)
+    world, stats = run.run()
+    if opt.polish and net.n_clauses:
+        search = Search(run.sat, opt.seed)
+        search.reset(start_world(run.sat, search.rng, world), 0.0)
+        before = (net.hard_violated(world), net.cost(world))
+        search.descend()
+        polished = search.best_world.copy()
+        after = (net.hard_violated(polished), net.cost(polished))
+        stats["cost_before_polish"] = before[1]
+        if after <= before:
+            world = polished
+    free = (np.diff(run.sat.atom_lit_start) == 0) & (run.sat.atom_block < 0)
+    world[free] = False
+    hard = net.hard_violated(world)
+    stats["hard_violated"] = hard
+    stats["seconds"] = time.perf_counter() - start
+    return MapResult(world=world, score=net.score(world), cost=net.cost(world), hard_violated=hard,
+                     method="sgmp", seconds=time.perf_counter() - start, optimal=False, stats=stats)
