@@ -163,15 +163,13 @@ def infer_command(
                 raise OptionError(f"--{k} does not apply to --method multitask-mh")
     if clusters:
         raise OptionError("--clusters writes the clusters of an equivalence predicate; no query predicate is one")
-    if not want_map and (partition is not None or messages is not None or n_best is not None):
-        raise OptionError("--partition, --messages and --n-best apply to --map --method sgmp only")
     if want_map:
         options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
                                           max_tries=tries, noise=noise, hard_weight=hard_weight).items()
                    if v is not None}
         if metropolis_steps is not None or rao_blackwell is not None:
             raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only (--rao-blackwell also to mh marginals)")
-        if method in ("mh", "multitask-mh"):
+        if method == "mh":
             if thin is not None:
                 raise OptionError("--thin applies to mh marginals (without --map)")
             options.update({k: v for k, v in cluster_options.items() if v is not None and k != "thin"})
@@ -236,7 +234,7 @@ def infer_command(
             options.pop("seed", None)
         elif chains is not None and method != "gibbs":
             raise OptionError("--chains applies to gibbs only")
-        elif method in ("mh", "multitask-mh"):
+        elif method == "mh":
             if metropolis_steps is not None:
                 raise OptionError("--metropolis-steps applies to mcsat only")
             for k in ("steps", "temperature", "anneal", "restarts"):

@@ -111,18 +111,6 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
         from .mh import mh_map
 
         return mh_map(net, **options)
-    if method == "multitask-mh":
-        from .multitask_mh import MultiTaskOptions, multitask_map
-
-        task = {k: options.pop(k) for k in ("tasks", "neighbours", "task_prob") if k in options}
-        options.pop("progress", None)
-        return multitask_map(net, MultiTaskOptions(**task, mh=options))
-    if method == "sgmp":
-        from .sgmp import SGMPOptions, sgmp_map
-
-        return sgmp_map(net, SGMPOptions(**_only(options, method, "partition", "messages", "n_best", "iterations",
-                                                 "exact_atoms", "max_separator", "max_flips", "seed",
-                                                 "max_seconds")))
     if method == "maxwalksat":
         from .maxwalksat import maxwalksat
 

@@ -122,14 +122,6 @@ def check_options(method: str, options: dict) -> None:
         if "max_atoms" in options:
             check_int("max_atoms", options["max_atoms"], 1)
         return
-    if method == "multitask-mh":
-        from .mh import make_options
-        from .multitask_mh import MultiTaskOptions
-
-        rest = {k: v for k, v in options.items() if k not in ("progress", "tasks", "neighbours", "task_prob")}
-        make_options(None, rest)
-        MultiTaskOptions(**{k: options[k] for k in ("tasks", "neighbours", "task_prob") if k in options}).check()
-        return
     if method == "mh":
         from .mh import make_options
 
