@@ -10,11 +10,15 @@ known; linked documents share topics; each word votes for topics with a
 per-(word, topic) weight (``+`` variables).
 
 ``write(kind, n, folder)`` writes ``prog.mln``, ``evidence.db`` and the query
-predicates; files are cached under bench/results/synthetic.
+predicates; files are cached under bench/results/synthetic. The evidence is
+written in chunks of people/documents (the text of social N=3M is 300 MB),
+with the same lines in the same order as ``social``/``classlike`` return.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -42,38 +46,61 @@ HasWord(doc, word)
 0.1 HasWord(d, +w) => Topic(d, +t)
 """
 
+CHUNK = 100_000
 
-def social(n: int, seed: int = 0) -> tuple[str, str, str]:
+
+def _social_lines(n: int, seed: int) -> Iterator[str]:
     rng = np.random.default_rng(seed)
     friends = rng.integers(0, n, size=(n, 10))
-    lines = [f"Friends(P{i},P{j})" for i in range(n) for j in friends[i] if j != i]
-    lines += [f"Smokes(P{i})" for i in np.flatnonzero(rng.random(n) < 0.1)]
-    return SOCIAL, "\n".join(lines) + "\n", "Smokes,Cancer"
+    for lo in range(0, n, CHUNK):
+        yield "".join(f"Friends(P{i},P{j})\n" for i in range(lo, min(n, lo + CHUNK)) for j in friends[i] if j != i)
+    del friends
+    yield "".join(f"Smokes(P{i})\n" for i in np.flatnonzero(rng.random(n) < 0.1))
 
 
-def classlike(n: int, seed: int = 0) -> tuple[str, str, str]:
+def _class_lines(n: int, seed: int) -> Iterator[str]:
     rng = np.random.default_rng(seed)
     topics = rng.integers(0, 10, size=n)
     links = rng.integers(0, n, size=(n, 3))
     words = rng.integers(0, 1000, size=(n, 5))
-    lines = [f"Link(D{i},D{j})" for i in range(n) for j in links[i] if j != i]
-    lines += [f"HasWord(D{i},W{w})" for i in range(n) for w in set(words[i].tolist())]
-    lines += [f"Topic(D{i},T{topics[i]})" for i in np.flatnonzero(rng.random(n) < 0.2)]
-    text = CLASSLIKE.replace("Topic(doc, topic!)", "topic = {" + ", ".join(f"T{k}" for k in range(10))
+    for lo in range(0, n, CHUNK):
+        yield "".join(f"Link(D{i},D{j})\n" for i in range(lo, min(n, lo + CHUNK)) for j in links[i] if j != i)
+    for lo in range(0, n, CHUNK):
+        yield "".join(f"HasWord(D{i},W{w})\n" for i in range(lo, min(n, lo + CHUNK)) for w in set(words[i].tolist()))
+    yield "".join(f"Topic(D{i},T{topics[i]})\n" for i in np.flatnonzero(rng.random(n) < 0.2))
+
+
+def _class_model() -> str:
+    return CLASSLIKE.replace("Topic(doc, topic!)", "topic = {" + ", ".join(f"T{k}" for k in range(10))
                              + "}\nTopic(doc, topic!)")
-    return text, "\n".join(lines) + "\n", "Topic"
+
+
+def social(n: int, seed: int = 0) -> tuple[str, str, str]:
+    return SOCIAL, "".join(_social_lines(n, seed)), "Smokes,Cancer"
+
+
+def classlike(n: int, seed: int = 0) -> tuple[str, str, str]:
+    return _class_model(), "".join(_class_lines(n, seed)), "Topic"
 
 
 GENERATORS = {"social": social, "classlike": classlike}
+_STREAMS = {"social": (SOCIAL, _social_lines), "classlike": (None, _class_lines)}
+QUERIES = {"social": "Smokes,Cancer", "classlike": "Topic"}
 
 
 def write(kind: str, n: int, seed: int = 0) -> tuple[Path, Path, str]:
     """``(model path, evidence path, queries)``, generated once and cached."""
+    if kind not in GENERATORS:
+        raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(GENERATORS)}")
     folder = RESULTS_DIR / "synthetic" / f"{kind}-{n}-{seed}"
     model, evidence = folder / "prog.mln", folder / "evidence.db"
     if not (model.exists() and evidence.exists()):
-        mln, db, queries = GENERATORS[kind](n, seed)
         folder.mkdir(parents=True, exist_ok=True)
-        model.write_text(mln)
-        evidence.write_text(db)
-    return model, evidence, {"social": "Smokes,Cancer", "classlike": "Topic"}[kind]
+        text, lines = _STREAMS[kind]
+        tmp = evidence.with_suffix(f".tmp{os.getpid()}")
+        with open(tmp, "w") as fh:
+            for chunk in lines(n, seed):
+                fh.write(chunk)
+        model.write_text(text if text is not None else _class_model())
+        os.replace(tmp, evidence)
+    return model, evidence, QUERIES[kind]

@@ -1,0 +1,317 @@
+"""Scale (issue 15): generated social and class-like workloads of growing N,
+grounded and solved in a fresh process each, before and after in one run.
+
+    python -m bench.workloads.scale --kind social --n 100000,1000000 [--against REF]
+        [--stages ground,map,maxwalksat,mcsat] [--max-seconds 60] [--samples 1000]
+        [--memory-limit 11G] [--kill-at 11.5G]
+
+For each (kind, N) of ``bench/synthetic.py`` (generated once, cached under
+bench/results/synthetic) and each version of the code (this worktree, and
+with ``--against REF`` the code of that git ref, exported with ``git archive``
+into bench/results/against-<sha>/ and imported first on ``PYTHONPATH``), one
+child process parses the files, grounds them, then runs each solver stage in
+turn on the network:
+
+* ``map``: the default MAP method (ILP, HiGHS) with ``--max-seconds``;
+* ``maxwalksat``: MaxWalkSAT with its defaults (20 tries x 50,000 flips),
+  capped by ``--max-seconds``;
+* ``mcsat``: MC-SAT, ``--samples`` samples capped by ``--max-seconds``.
+
+Per stage the child reports wall and CPU seconds (CPU of all the process's
+threads), the process's peak resident memory when the stage ends
+(``ru_maxrss``; it only grows, so the peak after ``ground`` is the peak of
+parsing plus grounding, the figure the issue asks for) and its current RSS.
+``B/clause`` is that grounding peak, less the RSS of the interpreter with
+everything imported, divided by the ground clauses: what a user's process
+needs per clause from files to network. ``net B/cl`` is the network's own
+arrays per clause. The parent samples each child's RSS and kills it past
+``--kill-at`` (the machine is shared), reporting "killed at X GB". Each
+version first grounds N=1,000 of each kind once, so that compiled kernels
+are cached on disk before anything is timed. Results: a Markdown table on
+stdout and bench/results/scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.harness import REPO_ROOT, RESULTS_DIR
+
+STAGES = ("ground", "map", "maxwalksat", "mcsat")
+
+
+# ------------------------------------------------------------------ the child
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+
+    def done(self, **figures) -> dict:
+        return {"wall_s": round(time.perf_counter() - self.wall, 3), "cpu_s": round(time.process_time() - self.cpu, 3),
+                "peak_mb": round(_peak_mb(), 1), "rss_mb": round(_rss_mb(), 1), **figures}
+
+
+def child(kind: str, n: int, stages: list[str], max_seconds: float, samples: int, memory_limit: str | None,
+          out) -> None:
+    """Parse, ground and solve one workload; one JSON line per stage on ``out``."""
+    from bench.synthetic import write
+
+    model, evidence, queries = write(kind, n)
+    import markovlogic
+    from markovlogic import MLN, Database
+    from markovlogic.ground import ground
+    from markovlogic.infer.map import solve_map
+    from markovlogic.infer.marginals import solve_marginals
+    from markovlogic.lang.parser import parse_queries
+
+    def emit(stage: str, figures: dict) -> None:
+        out.write(json.dumps({"stage": stage, **figures}) + "\n")
+        out.flush()
+
+    emit("start", {"rss_mb": round(_rss_mb(), 1), "code": str(Path(markovlogic.__file__).parents[1])})
+    clock = _Clock()
+    mln = MLN.from_file(model)
+    db = Database.from_file([evidence], mln=mln)
+    emit("parse", clock.done())
+    clock = _Clock()
+    options = {} if memory_limit is None else {"memory_limit": memory_limit}
+    net = ground(mln, [db], parse_queries(queries, mln), **options)
+    emit("ground", clock.done(atoms=int(net.n_atoms), clauses=int(net.n_clauses), network_mb=round(net.nbytes() / 2**20, 1),
+                              components=int(net.n_components), rows=net.stats.get("rows")))
+    del db
+    for stage in stages:
+        if stage == "ground":
+            continue
+        clock = _Clock()
+        if stage == "map":
+            res = solve_map(net, "ilp", max_seconds=max_seconds)
+            emit(stage, clock.done(cost=round(res.cost, 3), optimal=bool(res.optimal), gap=res.gap,
+                                   hard_violated=int(res.hard_violated),
+                                   killed_groups=res.stats.get("killed_groups")))
+        elif stage == "maxwalksat":
+            res = solve_map(net, "maxwalksat", max_seconds=max_seconds, seed=0)
+            emit(stage, clock.done(cost=round(res.cost, 3), hard_violated=int(res.hard_violated),
+                                   flips=res.stats.get("flips"), flips_per_second=res.stats.get("flips_per_second")))
+        elif stage == "mcsat":
+            res = solve_marginals(net, "mcsat", samples=samples, max_seconds=max_seconds, seed=0)
+            emit(stage, clock.done(samples=int(res.samples)))
+        else:
+            raise ValueError(f"unknown stage {stage!r}")
+
+
+# ------------------------------------------------------------------ the parent
+
+
+def _export(ref: str) -> Path:
+    """The ``src`` of git ref ``ref``, exported once to bench/results/against-<sha>."""
+    sha = subprocess.run(["git", "rev-parse", "--short", ref], cwd=REPO_ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    folder = RESULTS_DIR / f"against-{sha}"
+    if not (folder / "src" / "markovlogic").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", ref, "src"], cwd=REPO_ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder / "src"
+
+
+def _parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().rstrip("B")
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def run_child(kind: str, n: int, src: Path | None, stages: list[str], args, timeout: float) -> list[dict]:
+    """One child process; its stage records (plus ``error`` on failure)."""
+    env = dict(os.environ)
+    path = [str(src)] if src is not None else []
+    env["PYTHONPATH"] = os.pathsep.join(path + [str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    with tempfile.NamedTemporaryFile("w+", suffix=".jsonl", delete=False) as fh:
+        out_path = fh.name
+    cmd = [sys.executable, "-m", "bench.workloads.scale", "--child", kind, str(n), "--stages", ",".join(stages),
+           "--max-seconds", str(args.max_seconds), "--samples", str(args.samples), "--out", out_path]
+    if args.memory_limit:
+        cmd += ["--memory-limit", args.memory_limit]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    kill_at = _parse_size(args.kill_at)
+    peak = [0]
+    killed: list[str] = []
+
+    def watch() -> None:
+        start = time.perf_counter()
+        while proc.poll() is None:
+            try:
+                with open(f"/proc/{proc.pid}/statm") as f:
+                    rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except OSError:
+                break
+            peak[0] = max(peak[0], rss)
+            if rss > kill_at:
+                killed.append(f"killed at {rss / 2**30:.1f} GB")
+                proc.kill()
+                break
+            if time.perf_counter() - start > timeout:
+                killed.append(f"killed after {timeout:.0f} s")
+                proc.kill()
+                break
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    _, err = proc.communicate()
+    watcher.join()
+    records = [json.loads(line) for line in Path(out_path).read_text().splitlines() if line.strip()]
+    os.unlink(out_path)
+    if killed or proc.returncode != 0:
+        tail = " | ".join((err or "").strip().splitlines()[-3:])
+        records.append({"stage": "error", "error": killed[0] if killed else f"exit {proc.returncode}: {tail}"})
+    return records
+
+
+def summarise(kind: str, n: int, version: str, records: list[dict]) -> dict:
+    by = {r["stage"]: r for r in records}
+    row: dict = {"kind": kind, "n": n, "version": version}
+    start = by.get("start", {}).get("rss_mb")
+    if "parse" in by:
+        row["parse_s"] = by["parse"]["wall_s"]
+    g = by.get("ground")
+    if g is not None:
+        row.update(clauses=g["clauses"], atoms=g["atoms"], ground_wall_s=g["wall_s"], ground_cpu_s=g["cpu_s"],
+                   ground_peak_mb=g["peak_mb"], network_mb=g["network_mb"],
+                   parse_ground_wall_s=round(g["wall_s"] + by["parse"]["wall_s"], 3),
+                   parse_ground_cpu_s=round(g["cpu_s"] + by["parse"]["cpu_s"], 3))
+        if g["clauses"]:
+            row["bytes_per_clause"] = round((g["peak_mb"] - (start or 0)) * 2**20 / g["clauses"])
+            row["network_bytes_per_clause"] = round(g["network_mb"] * 2**20 / g["clauses"], 1)
+    for stage in ("map", "maxwalksat", "mcsat"):
+        r = by.get(stage)
+        if r is None:
+            continue
+        row[f"{stage}_wall_s"] = r["wall_s"]
+        row[f"{stage}_cpu_s"] = r["cpu_s"]
+        row[f"{stage}_peak_mb"] = r["peak_mb"]
+        for k in ("cost", "optimal", "samples", "flips_per_second", "hard_violated"):
+            if k in r:
+                row[f"{stage}_{k}"] = r[k]
+    if "error" in by:
+        row["error"] = by["error"]["error"]
+    return row
+
+
+def _fmt(v, digits: int = 3) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def markdown(rows: list[dict]) -> str:
+    head = ("| workload | version | clauses | parse s | ground wall s | ground CPU s | peak MB | B/clause | net B/cl "
+            "| MAP (ilp) s | MAP cost | MWS s | MWS cost | MC-SAT s | samples | note |")
+    lines = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join([
+            f"{r['kind']} N={r['n']:,}", r["version"], _fmt(r.get("clauses")), _fmt(r.get("parse_s")),
+            _fmt(r.get("ground_wall_s")), _fmt(r.get("ground_cpu_s")), _fmt(r.get("ground_peak_mb")),
+            _fmt(r.get("bytes_per_clause")), _fmt(r.get("network_bytes_per_clause")),
+            _fmt(r.get("map_wall_s")), _fmt(r.get("map_cost")), _fmt(r.get("maxwalksat_wall_s")),
+            _fmt(r.get("maxwalksat_cost")), _fmt(r.get("mcsat_wall_s")), _fmt(r.get("mcsat_samples")),
+            r.get("error", ""),
+        ]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def ratios(rows: list[dict]) -> str:
+    """after/before per (kind, N) for the grounding figures."""
+    out = []
+    keys = [("parse_ground_wall_s", "parse+ground wall"), ("parse_ground_cpu_s", "parse+ground CPU"),
+            ("ground_peak_mb", "peak memory")]
+    for r in rows:
+        if r["version"] != "this":
+            continue
+        for b in rows:
+            if b["kind"] == r["kind"] and b["n"] == r["n"] and b["version"] != "this":
+                parts = []
+                for k, label in keys:
+                    if r.get(k) and b.get(k):
+                        parts.append(f"{label} x{r[k] / b[k]:.2f}")
+                if parts:
+                    out.append(f"{r['kind']} N={r['n']:,}: this/{b['version']}: " + ", ".join(parts))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.workloads.scale", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kind", default="social", help="social, classlike (comma-separated)")
+    parser.add_argument("--n", default="100000", help="sizes, comma-separated")
+    parser.add_argument("--stages", default="ground,map,maxwalksat,mcsat")
+    parser.add_argument("--against", default=None, help="a git ref whose code runs too (before/after in one run)")
+    parser.add_argument("--max-seconds", type=float, default=60.0, help="time limit of each solver stage")
+    parser.add_argument("--samples", type=int, default=1000, help="MC-SAT samples (capped by --max-seconds)")
+    parser.add_argument("--memory-limit", default="11G", help="the grounder's memory budget (both versions)")
+    parser.add_argument("--kill-at", default="11.5G", help="kill a child whose RSS passes this")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="kill a child after this many seconds")
+    parser.add_argument("--no-this", action="store_true", help="run only the --against version")
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    stages = [s for s in args.stages.split(",") if s]
+    bad = [s for s in stages if s not in STAGES]
+    if bad:
+        parser.error(f"unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
+    if args.child:
+        with open(args.out, "w") as out:
+            child(args.child[0], int(args.child[1]), stages, args.max_seconds, args.samples, args.memory_limit, out)
+        return 0
+    kinds = [k for k in args.kind.split(",") if k]
+    sizes = [int(float(x)) for x in args.n.split(",") if x]
+    versions: list[tuple[str, Path | None]] = [] if args.no_this else [("this", None)]
+    if args.against:
+        versions.append((args.against, _export(args.against)))
+    for name, src in versions:      # compile and cache the kernels of each version
+        for kind in kinds:
+            run_child(kind, 1000, src, ["ground"], args, 600)
+    rows = []
+    for kind in kinds:
+        for n in sizes:
+            for name, src in versions:
+                load = os.getloadavg()[0]
+                records = run_child(kind, n, src, stages, args, args.timeout)
+                row = summarise(kind, n, name, records)
+                row["load"] = round(load, 2)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "scale.json").write_text(json.dumps(rows, indent=1))
+    print()
+    print(markdown(rows))
+    print(ratios(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
