@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..errors import MarkovLogicError
@@ -27,6 +28,7 @@ class Rows:
     template: int                  # template index (-1: generated, e.g. blocks)
     param: np.ndarray | None       # int32[R] parameter ids; None: hard
     coef: np.ndarray | float       # float64[R] or scalar: coefficient of the parameter
+    dropped: dict | None = None    # rows the grounder dropped already: rows, tautologies, empty, weight
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -123,28 +125,406 @@ def canonical(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _group_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group equal rows of an int32 matrix: (order, group id per sorted row)."""
+    """Group equal rows of an int32 matrix: (order, group id per sorted row).
+    The order is stable, so a group's first row is its earliest."""
     n, L = block.shape
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
     maxcode = int(block.max()) + 1
     bits = max(1, maxcode.bit_length())
+    new = np.empty(n, dtype=bool)
+    new[0] = True
     if bits * L <= 63:
-        key = np.zeros(n, dtype=np.int64)
-        for j in range(L):
-            key = (key << bits) | block[:, j].astype(np.int64)
+        key = block[:, 0].astype(np.int64)
+        for j in range(1, L):
+            key <<= bits
+            key |= block[:, j]
         order = np.argsort(key, kind="stable")
-        k = key[order]
-        new = np.empty(n, dtype=bool)
-        new[0] = True
-        new[1:] = k[1:] != k[:-1]
+        key = key[order]
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        del key
     else:
         order = np.lexsort(block.T[::-1])
-        s = block[order]
-        new = np.empty(n, dtype=bool)
-        new[0] = True
-        new[1:] = (s[1:] != s[:-1]).any(axis=1)
-    return order, np.cumsum(new) - 1
+        new[1:] = False
+        for j in range(L):
+            col = block[order, j]
+            new[1:] |= col[1:] != col[:-1]
+            del col
+    gid = np.empty(n, dtype=np.int32 if n < 2**31 - 1 else np.int64)
+    np.cumsum(new, out=gid)
+    gid -= 1
+    return order, gid
+
+
+@numba.njit(cache=True)
+def _scatter_literals(codes, keep, cids, clause_start, lit_atom, lit_positive):
+    """Write the literal codes of kept groups at their clauses' places."""
+    k = 0
+    L = codes.shape[1]
+    for g in range(codes.shape[0]):
+        if not keep[g]:
+            continue
+        at = clause_start[cids[k]]
+        k += 1
+        for j in range(L):
+            c = codes[g, j]
+            lit_atom[at + j] = c >> 1
+            lit_positive[at + j] = (c & 1) == 0
+
+
+@numba.njit(cache=True)
+def _entries_pass(fill_mode, u, p, cnt, coef, group_map, clause_of_group, is_hard, moved, params,
+                  slots, p_slot, c_slot, k_slot):
+    """One record of parameter entries: count them per clause (``fill_mode``
+    False: ``slots`` are counts) or put them in their clause's slots (True:
+    ``slots`` are the next free positions). Entries that land in hard clauses
+    are left out; returns the weight of those and of folded ``!P`` rows (they
+    become constants)."""
+    hard_const = 0.0
+    fold_const = 0.0
+    scalar = len(coef) == 1
+    for i in range(len(u)):
+        g = group_map[u[i]]
+        cl = clause_of_group[g]
+        c = coef[0] if scalar else coef[i]
+        w = c * params[p[i]] if len(params) else 0.0
+        if is_hard[cl]:
+            hard_const += w * cnt[i]
+            continue
+        folded = len(moved) > 0 and moved[g] >= 0
+        if folded:
+            fold_const += w * cnt[i]
+            c = -c
+        if fill_mode:
+            j = slots[cl]
+            p_slot[j] = p[i]
+            c_slot[j] = c
+            k_slot[j] = cnt[i]
+            slots[cl] += 1
+        else:
+            slots[cl] += 1
+    return hard_const, fold_const
+
+
+@numba.njit(cache=True)
+def _sum_slots(start, p_slot, c_slot, k_slot):
+    """Per clause (slots ``start[c]:start[c+1]``, in input order), the
+    coefficients summed per parameter: each entry added ``count`` times, one
+    by one, as a row-by-row sum does; parameters ascending. Returns
+    (param_start, param_index, param_coef)."""
+    n_clauses = len(start) - 1
+    n = len(p_slot)
+    out_start = np.zeros(n_clauses + 1, np.int64)
+    out_p = np.empty(n, np.int32)
+    out_c = np.empty(n, np.float64)
+    m = 0
+    for c in range(n_clauses):
+        s, e = start[c], start[c + 1]
+        for i in range(s + 1, e):          # stable insertion sort by parameter (few per clause)
+            pv, cv, kv = p_slot[i], c_slot[i], k_slot[i]
+            j = i - 1
+            while j >= s and p_slot[j] > pv:
+                p_slot[j + 1] = p_slot[j]
+                c_slot[j + 1] = c_slot[j]
+                k_slot[j + 1] = k_slot[j]
+                j -= 1
+            p_slot[j + 1] = pv
+            c_slot[j + 1] = cv
+            k_slot[j + 1] = kv
+        i = s
+        while i < e:
+            pv = p_slot[i]
+            total = 0.0
+            while i < e and p_slot[i] == pv:
+                for _ in range(k_slot[i]):
+                    total += c_slot[i]
+                i += 1
+            out_p[m] = pv
+            out_c[m] = total
+            m += 1
+        out_start[c + 1] = m
+    return out_start, out_p[:m].copy(), out_c[:m].copy()
+
+
+class Merger:
+    """Canonicalises and merges ground rows into CSR clauses, one batch
+    (template) at a time: :meth:`add` reduces a batch to its distinct clauses
+    at once (so a template's rows are never all held beside the others'),
+    :meth:`finish` merges the batches. See :func:`merge` for the semantics.
+
+    Held between batches, per distinct clause of a batch: its literal codes,
+    its group in the merge (int32) and one parameter entry (parameter,
+    coefficient, multiplicity) per parameter it uses.
+    """
+
+    def __init__(self, params, fold_units: bool = False) -> None:
+        # the parameter values, or the list they are appended to while the
+        # batches are ground (read when a batch refers to a new one)
+        self._source = params if isinstance(params, list) else None
+        self._buffer = np.zeros(0)
+        self.params = np.zeros(0) if self._source is not None else np.asarray(params, dtype=np.float64)
+        self.fold_units = fold_units
+        self.stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0, "hard_unit_conflicts": 0,
+                      "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0, "units_folded": 0}
+        self.constant = 0.0
+        self.templates: list[int] = []
+        self.hard: list[bool] = []
+        self.blocks: dict[int, list[tuple[int, np.ndarray]]] = {}     # L -> [(batch, distinct codes sorted)]
+        self.entries: list[tuple] = []          # (batch, L, part, distinct row, param, coef, count)
+        self.n_live = 0
+
+    @property
+    def n_distinct(self) -> int:
+        """Distinct clauses per batch so far (an upper bound of the merged clauses)."""
+        return sum(len(c) for parts in self.blocks.values() for _, c in parts)
+
+    def nbytes(self) -> int:
+        n = sum(c.nbytes for parts in self.blocks.values() for _, c in parts)
+        for e in self.entries:
+            n += sum(a.nbytes for a in e[3:] if isinstance(a, np.ndarray))
+        return n
+
+    def _refresh(self, max_param: int = -1) -> None:
+        src = self._source
+        if src is None or (max_param < len(self.params) and max_param >= 0):
+            return
+        n = len(self.params)
+        if len(src) > len(self._buffer):          # grow by doubling: linear time over all batches
+            buf = np.empty(max(len(src), 2 * len(self._buffer)), dtype=np.float64)
+            buf[:n] = self.params
+            self._buffer = buf
+        self._buffer[n:len(src)] = src[n:]
+        self.params = self._buffer[:len(src)]
+
+    def _weights(self, r: Rows, sel) -> np.ndarray:
+        if len(r.param):
+            self._refresh(int(r.param.max()))
+        if not len(self.params):
+            return np.zeros(len(sel) if not isinstance(sel, slice) else len(r))
+        coef = r.coef if np.isscalar(r.coef) else np.asarray(r.coef, dtype=np.float64)[sel]
+        return np.asarray(coef, dtype=np.float64) * self.params[r.param[sel]]
+
+    def add(self, r: Rows) -> None:
+        b = len(self.templates)
+        self.templates.append(int(r.template))
+        soft = r.param is not None
+        self.hard.append(not soft)
+        st = self.stats
+        d = getattr(r, "dropped", None)
+        if d:
+            st["rows"] += int(d["rows"])
+            st["tautologies"] += int(d["tautologies"])
+            if soft:
+                self.constant += float(d["weight"]) * d["tautologies"]
+                st["soft_false_by_evidence"] += int(d["empty"])
+                st["soft_false_weight"] += float(d["weight"]) * d["empty"]
+            else:
+                st["hard_violated_by_evidence"] += int(d["empty"])
+        n = len(r)
+        if n == 0:
+            return
+        st["rows"] += n
+        c, ln, tt = canonical(r.codes)
+        empty = (ln == 0) & ~tt
+        if soft:
+            if tt.any():
+                self.constant += float(self._weights(r, np.flatnonzero(tt)).sum())
+            if empty.any():
+                st["soft_false_by_evidence"] += int(empty.sum())
+                st["soft_false_weight"] += float(self._weights(r, np.flatnonzero(empty)).sum())
+        else:
+            st["hard_violated_by_evidence"] += int(empty.sum())
+        st["tautologies"] += int(tt.sum())
+        live = ~tt & (ln > 0)
+        del tt, empty
+        lengths = np.unique(ln[live])
+        scalar = np.isscalar(r.coef) or np.ndim(r.coef) == 0
+        for L in lengths.tolist():
+            sel = np.flatnonzero(live & (ln == L)) if len(lengths) > 1 or not live.all() else None
+            block = c[:, :L] if sel is None else c[sel, :L]
+            block = np.ascontiguousarray(block)
+            order, gid = _group_rows(block)
+            starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]]) if len(gid) else np.zeros(0, np.int64)
+            distinct = block[order[starts]]
+            del block
+            parts = self.blocks.setdefault(L, [])
+            part = len(parts)
+            parts.append((b, distinct))
+            self.n_live += len(order)
+            if not soft:
+                continue
+            u_of_row = np.empty(len(order), dtype=np.int32)
+            u_of_row[order] = gid
+            del order, gid
+            p = r.param if sel is None else r.param[sel]
+            if scalar:
+                if len(p) and (p == p[0]).all():
+                    cnt = np.bincount(u_of_row, minlength=len(distinct)).astype(np.int32)
+                    self.entries.append((b, L, part, np.arange(len(distinct), dtype=np.int32),
+                                         np.full(len(distinct), p[0], np.int32), float(r.coef), cnt))
+                else:
+                    n_p = int(p.max()) + 1
+                    key = u_of_row.astype(np.int64) * n_p + p
+                    uk, cnt = np.unique(key, return_counts=True)
+                    del key
+                    self.entries.append((b, L, part, (uk // n_p).astype(np.int32), (uk % n_p).astype(np.int32),
+                                         float(r.coef), cnt.astype(np.int32)))
+            else:
+                coef = np.asarray(r.coef, dtype=np.float64)
+                coef = coef if sel is None else coef[sel]
+                self.entries.append((b, L, part, u_of_row, np.asarray(p, dtype=np.int32), coef,
+                                     np.ones(len(u_of_row), np.int32)))
+        del c, ln
+
+    def finish(self) -> GroundClauses:
+        st = self.stats
+        if not self.blocks:
+            out = GroundClauses.empty()
+            out.constant_score = self.constant
+            out.stats = st
+            return out
+        # ---- groups: distinct clauses over all batches, by length then codes
+        reps: list = []                                      # (L, first group id, codes)
+        group_of: dict[int, list[np.ndarray]] = {}          # L -> per part: group of each distinct row
+        first_batch_parts, hard_parts = [], []
+        n_groups = 0
+        hard_batch = np.array(self.hard, dtype=bool)
+        for L in sorted(self.blocks):
+            parts = self.blocks.pop(L)
+            if len(parts) == 1:
+                b, codes = parts[0]
+                group_of[L] = [np.arange(n_groups, n_groups + len(codes), dtype=np.int32)]
+                first_batch_parts.append(np.full(len(codes), b, np.int32))
+                hard_parts.append(np.full(len(codes), hard_batch[b], bool))
+                reps.append((L, n_groups, codes))
+                n_groups += len(codes)
+                continue
+            sizes = [len(c) for _, c in parts]
+            batch_of = np.repeat(np.array([b for b, _ in parts], np.int32), sizes)
+            allc = np.concatenate([c for _, c in parts])
+            del parts
+            order, gid = _group_rows(allc)
+            starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
+            g_of_row = np.empty(len(allc), dtype=np.int32)
+            g_of_row[order] = gid + n_groups
+            bounds = np.cumsum([0] + sizes)
+            group_of[L] = [g_of_row[bounds[k]:bounds[k + 1]] for k in range(len(sizes))]
+            first_batch_parts.append(batch_of[order[starts]])      # stable: the earliest batch first
+            h = np.zeros(len(starts), bool)
+            h[gid[hard_batch[batch_of[order]]]] = True
+            hard_parts.append(h)
+            del gid, batch_of
+            reps.append((L, n_groups, allc[order[starts]]))
+            n_groups += len(starts)
+            del allc, order, starts
+        first_batch = np.concatenate(first_batch_parts)
+        group_hard = np.concatenate(hard_parts)
+        del first_batch_parts, hard_parts
+
+        # ---- hard unit clauses P and !P on the same atom: no world satisfies both
+        if reps[0][0] == 1:
+            _, g0, unit_codes = reps[0]
+            hard_units = unit_codes[group_hard[g0:g0 + len(unit_codes)], 0]
+            st["hard_unit_conflicts"] = int(np.isin(hard_units[(hard_units & 1) == 1] - 1, hard_units).sum())
+            del hard_units
+
+        # ---- fold unit clauses: w1 [P] + w2 [!P] = (w1 - w2) [P] + w2 (Alchemy does this)
+        idx_t = np.int32 if n_groups < 2**31 - 1 else np.int64
+        present = np.ones(n_groups, dtype=bool)
+        moved = np.zeros(0, dtype=idx_t)
+        if self.fold_units and reps[0][0] == 1:
+            _, g0, unit_codes = reps[0]
+            ucodes = unit_codes[:, 0]
+            soft = ~group_hard[g0:g0 + len(ucodes)]
+            order_u = np.argsort(ucodes)
+            sorted_codes = ucodes[order_u]
+            neg = np.flatnonzero(((ucodes & 1) == 1) & soft)
+            pos = np.minimum(np.searchsorted(sorted_codes, ucodes[neg] - 1), len(sorted_codes) - 1)
+            partner = order_u[pos]
+            ok = (sorted_codes[pos] == ucodes[neg] - 1) & soft[partner]
+            if ok.any():
+                src, dst = g0 + neg[ok], g0 + partner[ok]
+                moved = np.full(n_groups, -1, dtype=idx_t)
+                moved[src] = dst
+                present[src] = False
+                first_batch[dst] = np.minimum(first_batch[dst], first_batch[src])
+                st["units_folded"] = int(ok.sum())
+            del ucodes, soft, order_u, sorted_codes, neg, pos, partner, ok
+        # clause order: by the first batch (template) that produced the clause,
+        # then canonically (groups are sorted by length and literal codes). Not by
+        # row: DuckDB returns rows in a thread-dependent order, and the network
+        # (hence a seeded search over it) must be the same on every run.
+        kept_groups = np.flatnonzero(present).astype(idx_t)
+        order = np.lexsort((kept_groups, first_batch[kept_groups]))
+        n_clauses = len(kept_groups)
+        clause_of_group = np.full(n_groups, -1, dtype=idx_t)
+        clause_of_group[kept_groups[order]] = np.arange(n_clauses, dtype=idx_t)
+        if len(moved):
+            m = moved >= 0
+            clause_of_group[m] = clause_of_group[moved[m]]
+            del m
+        st["merged"] = int(self.n_live - n_clauses - st["units_folded"])
+        template_of_batch = np.array(self.templates, dtype=np.int32)
+        template_id = template_of_batch[first_batch[kept_groups[order]]]
+        is_hard = np.zeros(n_clauses, dtype=bool)
+        is_hard[clause_of_group[group_hard & present]] = True
+        del first_batch, kept_groups, order, group_hard
+
+        # ---- literals (CSR in clause order)
+        clause_start = np.zeros(n_clauses + 1, dtype=np.int64)
+        for L, g0, codes_L in reps:
+            cids = clause_of_group[g0:g0 + len(codes_L)][present[g0:g0 + len(codes_L)]]
+            clause_start[cids + 1] = L
+        np.cumsum(clause_start, out=clause_start)
+        lit_atom = np.empty(int(clause_start[-1]), dtype=np.int32)
+        lit_positive = np.empty(int(clause_start[-1]), dtype=bool)
+        for k in range(len(reps)):
+            L, g0, codes_L = reps[k]
+            reps[k] = None
+            keep = present[g0:g0 + len(codes_L)]
+            cids = clause_of_group[g0:g0 + len(codes_L)][keep]
+            _scatter_literals(codes_L, keep, cids, clause_start, lit_atom, lit_positive)
+            del codes_L, keep, cids
+
+        # ---- parameter entries: (clause, param) pairs with summed coefficients
+        self._refresh()
+        params = self.params
+        records = []
+        for b, L, part, u, p, coef, cnt in self.entries:
+            records.append((u, np.asarray(p, np.int32), cnt, np.atleast_1d(np.asarray(coef, np.float64)),
+                            group_of[L][part]))
+        self.entries = []
+        counts = np.zeros(n_clauses + 1, dtype=np.int64)
+        dummy_p, dummy_c, dummy_k = np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32)
+        for u, p, cnt, coef, gmap in records:
+            hard_const, fold_const = _entries_pass(False, u, p, cnt, coef, gmap, clause_of_group, is_hard, moved,
+                                                   params, counts[1:], dummy_p, dummy_c, dummy_k)
+            self.constant += hard_const + fold_const
+        np.cumsum(counts, out=counts)
+        n_entries = int(counts[-1])
+        p_slot = np.empty(n_entries, np.int32)
+        c_slot = np.empty(n_entries, np.float64)
+        k_slot = np.empty(n_entries, np.int32)
+        fill = counts[:-1].copy()
+        for k in range(len(records)):
+            u, p, cnt, coef, gmap = records[k]
+            records[k] = None
+            _entries_pass(True, u, p, cnt, coef, gmap, clause_of_group, is_hard, moved, params,
+                          fill, p_slot, c_slot, k_slot)
+        del fill, records
+        param_start, param_index, param_coef = _sum_slots(counts, p_slot, c_slot, k_slot)
+        return GroundClauses(
+            clause_start=clause_start,
+            lit_atom=lit_atom,
+            lit_positive=lit_positive,
+            is_hard=is_hard,
+            template_id=template_id,
+            param_start=param_start,
+            param_index=param_index,
+            param_coef=param_coef,
+            constant_score=self.constant,
+            stats=st,
+        )
 
 
 def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> GroundClauses:
@@ -154,8 +534,8 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
     rows merged into hard clauses are true in every feasible world (their
     weight goes to ``constant_score``); empty rows are false (soft: weight
     reported as ``soft_false_weight``; hard: ``hard_violated_by_evidence``).
-    Rows are grouped by length, so memory follows the real clause sizes;
-    per-row bookkeeping is kept per batch (template) where it can be.
+    Rows that the grounder dropped already (``Rows.dropped``) are counted the
+    same way. Batches are reduced one at a time (:class:`Merger`).
 
     ``fold_units``: a soft unit clause ``!P`` whose complement ``P`` is also a
     soft unit clause joins it with negated coefficients
@@ -163,189 +543,10 @@ def merge(rows: list[Rows], params: np.ndarray, fold_units: bool = False) -> Gro
     ``constant_score``), as Alchemy does. Scores differ by a constant only,
     and so do feature counts (gradients are unchanged).
     """
-    stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0, "hard_unit_conflicts": 0,
-             "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0, "units_folded": 0}
-    rows = [r for r in rows if len(r)]
-    if not rows:
-        out = GroundClauses.empty()
-        out.stats = stats
-        return out
-    sizes = [len(r) for r in rows]
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    n = int(offsets[-1])
-    idx_t = np.int32 if n < 2**31 - 1 else np.int64
-    stats["rows"] = n
-    constant = 0.0
-    by_length: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-    soft_w: list[np.ndarray | None] = []          # per batch: weight of each row (soft batches)
-    for b, r in enumerate(rows):
-        c, ln, tt = canonical(r.codes)
-        at = int(offsets[b])
-        empty = (ln == 0) & ~tt
-        if r.param is not None:
-            w = np.asarray(r.coef, dtype=np.float64) * params[r.param] if len(params) else np.zeros(len(r))
-            w = np.broadcast_to(w, (len(r),))
-            soft_w.append(w)
-            constant += float(w[tt].sum())
-            stats["soft_false_by_evidence"] += int(empty.sum())
-            stats["soft_false_weight"] += float(w[empty].sum())
-        else:
-            soft_w.append(None)
-            stats["hard_violated_by_evidence"] += int(empty.sum())
-        stats["tautologies"] += int(tt.sum())
-        live_local = ~tt & (ln > 0)
-        if live_local.all() and len(np.unique(ln)) == 1:
-            L = int(ln[0])
-            by_length.setdefault(L, []).append((np.arange(at, at + len(r), dtype=idx_t), c[:, :L]))
-            continue
-        for L in np.unique(ln[live_local]):
-            sel = np.flatnonzero(live_local & (ln == L))
-            by_length.setdefault(int(L), []).append(((sel + at).astype(idx_t), c[sel, :L]))
-        del c
-
-    # ---- group equal rows, per length (stable: a group's first row is its smallest)
-    row_group = np.full(n, -1, dtype=np.int64 if n >= 2**31 - 1 else np.int32)
-    reps = []              # (L, first group id, codes of each group)
-    firsts = []
-    n_groups = 0
-    for L in sorted(by_length):
-        parts = by_length.pop(L)
-        idx = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
-        block = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
-        del parts
-        order, gid = _group_rows(block)
-        sorted_idx = idx[order]
-        row_group[sorted_idx] = gid + n_groups
-        starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
-        firsts.append(sorted_idx[starts].astype(np.int64))
-        reps.append((L, n_groups, block[order[starts]]))
-        n_groups += len(starts)
-        del order, gid, sorted_idx, block, idx
-    first_row = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
-    group_hard = np.zeros(n_groups, dtype=bool)
-    for b, r in enumerate(rows):
-        if r.param is None:
-            g = row_group[offsets[b]:offsets[b + 1]]
-            group_hard[g[g >= 0]] = True
-
-    # ---- hard unit clauses P and !P on the same atom: no world satisfies both
-    stats["hard_unit_conflicts"] = 0
-    if reps and reps[0][0] == 1:
-        _, g0, unit_codes = reps[0]
-        hard_units = unit_codes[group_hard[g0:g0 + len(unit_codes)], 0]
-        stats["hard_unit_conflicts"] = int(np.isin(hard_units[(hard_units & 1) == 1] - 1, hard_units).sum())
-
-    # ---- fold unit clauses: w1 [P] + w2 [!P] = (w1 - w2) [P] + w2 (Alchemy does this)
-    present = np.ones(n_groups, dtype=bool)
-    moved = None
-    if fold_units and reps and reps[0][0] == 1:
-        _, g0, unit_codes = reps[0]
-        ucodes = unit_codes[:, 0]
-        soft = ~group_hard[g0:g0 + len(ucodes)]
-        order_u = np.argsort(ucodes)
-        sorted_codes = ucodes[order_u]
-        neg = np.flatnonzero(((ucodes & 1) == 1) & soft)
-        pos = np.minimum(np.searchsorted(sorted_codes, ucodes[neg] - 1), len(sorted_codes) - 1)
-        partner = order_u[pos]
-        ok = (sorted_codes[pos] == ucodes[neg] - 1) & soft[partner]
-        if ok.any():
-            src, dst = g0 + neg[ok], g0 + partner[ok]
-            moved = np.full(n_groups, -1, dtype=np.int64)
-            moved[src] = dst
-            present[src] = False
-            first_row[dst] = np.minimum(first_row[dst], first_row[src])
-            stats["units_folded"] = int(ok.sum())
-    kept_groups = np.flatnonzero(present)
-    # clause order: by the first batch (template) that produced the clause,
-    # then canonically (groups are sorted by length and literal codes). Not by
-    # first row: DuckDB returns rows in a thread-dependent order, and the
-    # network (hence a seeded search over it) must be the same on every run.
-    first_batch = np.searchsorted(offsets, first_row[kept_groups], side="right") - 1
-    order = np.lexsort((kept_groups, first_batch))
-    n_clauses = len(kept_groups)
-    clause_of_group = np.full(n_groups, -1, dtype=np.int64)
-    clause_of_group[kept_groups[order]] = np.arange(n_clauses)
-    if moved is not None:
-        m = moved >= 0
-        clause_of_group[m] = clause_of_group[moved[m]]
-    n_live = int((row_group >= 0).sum())
-    stats["merged"] = int(n_live - n_clauses - stats["units_folded"])
-
-    # ---- literals (CSR in clause order)
-    clens = np.zeros(n_clauses, dtype=np.int64)
-    for L, g0, codes_L in reps:
-        cids = clause_of_group[g0:g0 + len(codes_L)][present[g0:g0 + len(codes_L)]]
-        clens[cids] = L
-    clause_start = np.zeros(n_clauses + 1, dtype=np.int64)
-    np.cumsum(clens, out=clause_start[1:])
-    flat = np.empty(int(clause_start[-1]), dtype=np.int32)
-    for L, g0, codes_L in reps:
-        keep = present[g0:g0 + len(codes_L)]
-        cids = clause_of_group[g0:g0 + len(codes_L)][keep]
-        pos = clause_start[cids][:, None] + np.arange(L)[None, :]
-        flat[pos.reshape(-1)] = codes_L[keep].reshape(-1)
-    del reps
-    lit_atom = (flat >> 1).astype(np.int32)
-    lit_positive = (flat & 1) == 0
-    del flat
-
-    # ---- hard flags, templates
-    is_hard = np.zeros(n_clauses, dtype=bool)
-    is_hard[clause_of_group[group_hard & present]] = True
-    first_sorted = first_row[kept_groups[order]]
-    batch_of_clause = np.searchsorted(offsets, first_sorted, side="right") - 1
-    template_id = np.array([r.template for r in rows], dtype=np.int32)[batch_of_clause]
-
-    # ---- parameter entries: (clause, param) pairs with summed coefficients
-    e_clause, e_param, e_coef = [], [], []
-    for b, r in enumerate(rows):
-        if r.param is None:
-            continue
-        g = row_group[offsets[b]:offsets[b + 1]]
-        live = g >= 0
-        cl = clause_of_group[g[live]]
-        coef = np.broadcast_to(np.asarray(r.coef, dtype=np.float64), (len(r),))[live]
-        if moved is not None:
-            coef = np.where(moved[g[live]] >= 0, -coef, coef)
-        into_hard = is_hard[cl]
-        if into_hard.any():
-            constant += float(soft_w[b][live][into_hard].sum())
-        use = ~into_hard
-        e_clause.append(cl[use])
-        e_param.append(r.param[live][use])
-        e_coef.append(coef[use])
-    if moved is not None:   # the folded !P rows are true exactly when P is false: constant w2
-        for b, r in enumerate(rows):
-            if r.param is None:
-                continue
-            g = row_group[offsets[b]:offsets[b + 1]]
-            live = g >= 0
-            folded = moved[g[live]] >= 0
-            constant += float(soft_w[b][live][folded].sum())
-    n_params = max([len(params), 1] + [int(p.max(initial=-1)) + 1 for p in e_param])
-    if e_clause:
-        key = np.concatenate(e_clause) * n_params + np.concatenate(e_param)
-        ukey, inv = np.unique(key, return_inverse=True)
-        summed = np.bincount(inv.reshape(-1), weights=np.concatenate(e_coef), minlength=len(ukey))
-    else:
-        ukey, summed = np.zeros(0, np.int64), np.zeros(0)
-    entry_clause = ukey // n_params
-    param_index = (ukey % n_params).astype(np.int32)
-    param_start = np.searchsorted(entry_clause, np.arange(n_clauses + 1)).astype(np.int64)
-    return GroundClauses(
-        clause_start=clause_start,
-        lit_atom=lit_atom,
-        lit_positive=lit_positive,
-        is_hard=is_hard,
-        template_id=template_id,
-        param_start=param_start,
-        param_index=param_index,
-        param_coef=summed.astype(np.float64),
-        constant_score=constant,
-        stats=stats,
-    )
-
+    m = Merger(params, fold_units=fold_units)
+    for r in rows:
+        m.add(r)
+    return m.finish()
 
 def distribute(
     n_rows: int,

@@ -41,20 +41,22 @@ from ..logic.clauses import ClauseTemplate, Comparison, Literal
 from ..logic.nnf import leaf_terms, term_vars
 from ..model import MLN, Database
 from ..store.store import EvidenceStore
-from .assemble import PAD, GroundClauses, Rows, block_pairs, distribute, merge
-from .kernels import components, reverse_index
-from .network import GroundNetwork, _components
+from .assemble import PAD, GroundClauses, Merger, Rows, block_pairs, distribute, merge
+from .kernels import compact_csr, components, reverse_index
+from .network import GroundNetwork
 from .registry import AtomRegistry, ParamRegistry
 from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
+from .stream import TemplateRows, fetch_chunks
 from .terms import Scope, is_internal
 
 MAX_DISTRIBUTION = 4096
-ROW_BYTES = 200          # estimated peak bytes per ground row, plus LITERAL_BYTES per literal (measured:
-LITERAL_BYTES = 60       # 150-450 bytes per row on tuffy/cse, class and Cora; rounded up)
+ROW_BYTES = 200          # estimated peak bytes per held ground row, plus LITERAL_BYTES per literal
+LITERAL_BYTES = 60       # (see _row_bytes)
+NETWORK_CLAUSE_BYTES = 120   # estimated peak bytes per distinct clause while merging and building the network
 ATOM_BYTES = 64          # estimated bytes per registered ground atom
 COUNT_SECONDS = 10.0     # longest a template's groundings are counted before it is called too big
 PREFETCH = 128          # templates grounded by one query (see Grounder._prefetch)
-KERNEL_THRESHOLD = 2_000_000   # literals
+PREFETCH_MAX_ROWS = 1 << 18     # larger templates are streamed on their own (stream.py)
 
 
 def _peak_mb() -> float:
@@ -323,41 +325,77 @@ class Grounder:
         finally:
             timer.cancel()
 
-    def _check_budget(self, i: int, sql: str, used: int) -> None:
+    def _live_sql(self, q) -> str:
+        """The grounding query restricted to the rows that keep a literal (the
+        others are constants: counted, never held)."""
+        conds = []
+        for out in q.literals:
+            if out.status_col is None:
+                return q.sql
+            conds.append(f"s.{out.status_col} = -1")
+        return f"SELECT * FROM ({q.sql}) AS s WHERE {' OR '.join(conds) or 'FALSE'}"
+
+    def _check_budget(self, i: int, q, used: int) -> None:
         """Stop before a template's rows would exceed the memory budget (or
-        ``max_clauses``): a cheap bound first, the exact count when needed."""
+        ``max_clauses``): a cheap bound first, the exact count of the rows that
+        will be held (those with an unknown literal) when needed."""
         per_row = self._row_bytes(i)
         remaining = self.memory_limit - self.bytes_used
         bound = self._grounding_bound(i)
-        if self.max_clauses is None and bound * per_row <= remaining:
+        if self.max_clauses is not None:
+            n = self._count_bounded(q.sql, COUNT_SECONDS)
+            if n is None:
+                self._too_big(i, bound, per_row, counted=False)
+            if used + n > self.max_clauses:
+                raise ResourceError(
+                    f"template {i} {self._template_text(i)} would produce {n:,} ground clauses "
+                    f"({used:,} already grounded; max_clauses={self.max_clauses:,}). "
+                    "Ground a smaller part (narrower queries, more evidence), or use cutting-plane "
+                    "inference (--method cpi), which grounds only the clauses a solution violates."
+                )
+        if not q.literals or bound * per_row <= remaining:
             return
-        n = self._count_bounded(sql, COUNT_SECONDS)
+        n = self._count_bounded(self._live_sql(q), COUNT_SECONDS)
         if n is None:
             self._too_big(i, bound, per_row, counted=False)
-        if self.max_clauses is not None and used + n > self.max_clauses:
-            raise ResourceError(
-                f"template {i} {self._template_text(i)} would produce {n:,} ground clauses "
-                f"({used:,} already grounded; max_clauses={self.max_clauses:,}). "
-                "Ground a smaller part (narrower queries, more evidence), or use cutting-plane "
-                "inference (--method cpi), which grounds only the clauses a solution violates."
-            )
         if n * per_row > remaining:
             self._too_big(i, float(n), per_row, counted=True)
 
-    def _too_big(self, i: int, rows: float, per_row: int, counted: bool) -> None:
+    def _too_big(self, i: int, rows: float, per_row: int, counted: bool, partial: bool = False) -> None:
         from ..resources import format_bytes
 
         t = self.templates[i]
-        estimate = f"{rows:,.0f}" if counted else f"up to {rows:.3g} (counting them did not finish in {COUNT_SECONDS:g} s)"
+        if partial:
+            estimate = f"more than {rows:,.0f}"
+        elif counted:
+            estimate = f"{rows:,.0f}"
+        else:
+            estimate = f"up to {rows:.3g} (counting them did not finish in {COUNT_SECONDS:g} s)"
         hard = " It is a hard formula: --method cpi separates only the groundings a solution violates, and " \
                "learning can leave hard formulas out (mln learn --drop-hard)." if t.hard else ""
         raise ResourceError(
             f"template {i} {self._template_text(i)} would produce {estimate} ground clauses, about "
             f"{format_bytes(rows * per_row)}; the memory budget is {format_bytes(self.memory_limit)} "
             f"({format_bytes(self.bytes_used)} used by the templates before it).{hard} Ways out: ground less "
-            "(narrower queries, more evidence), --method cpi (cutting planes), inference over clusterings for "
-            "an equivalence predicate (--method agglomerative or mh), or a larger --memory-limit."
+            "(narrower queries, more evidence), lazy inference (--lazy: only the clauses a search touches), "
+            "--method cpi (cutting planes), inference over clusterings for an equivalence predicate "
+            "(--method agglomerative or mh), a machine or cluster with more memory, or a larger --memory-limit."
         )
+
+    def _check_merge(self, merger: Merger) -> None:
+        """Stop before merging the ground rows and building the network would
+        exceed the budget (the templates' estimates are checked as they are
+        ground; this is the check on the real number of distinct clauses)."""
+        from ..resources import format_bytes
+
+        n = merger.n_distinct
+        need = merger.nbytes() + n * NETWORK_CLAUSE_BYTES
+        if need > self.memory_limit:
+            raise ResourceError(
+                f"the ground network would have up to {n:,} clauses; merging them and building the network "
+                f"needs about {format_bytes(need)}, over the memory budget of {format_bytes(self.memory_limit)}. "
+                "Ways out: ground less (narrower queries, more evidence), lazy inference (--lazy), --method cpi "
+                "(cutting planes), a machine or cluster with more memory, or a larger --memory-limit.")
 
     def _query(self, i: int):
         t = self.templates[i]
@@ -383,9 +421,10 @@ class Grounder:
             q = self._query(i)
             if q.empty:
                 continue
-            need = self._grounding_bound(i) * self._row_bytes(i)
-            if need > remaining:
-                continue
+            bound = self._grounding_bound(i)
+            need = bound * self._row_bytes(i)
+            if need > remaining or bound > PREFETCH_MAX_ROWS:
+                continue            # streamed on its own
             cols = list(dict.fromkeys(
                 [c for out in q.literals for c in out.arg_cols]
                 + [out.status_col for out in q.literals if out.status_col is not None]
@@ -414,6 +453,40 @@ class Grounder:
                           for j, c in enumerate(cols)})
         return out
 
+    def stream_template(self, i: int, used: int = 0) -> tuple[Rows | None, dict]:
+        """Like :meth:`ground_template` (templates without existential groups),
+        with the rows streamed in chunks (``stream.py``): constant rows (false
+        by evidence) and tautologies are counted in ``Rows.dropped`` instead of
+        returned, and only the live rows are held, as compact keys."""
+        t = self.templates[i]
+        info = {"rows": 0, "satisfied_by_groups": 0}
+        q = self._query(i)
+        if q.empty:
+            return None, info
+        self._check_budget(i, q, used)
+        coef = self.params.coefficient(t)
+        if not q.literals and not t.plus_vars:       # every grounding is false by evidence: count them
+            n = self._count(q.sql)
+            info["rows"] = n
+            if n == 0:
+                return None, info
+            dropped = {"rows": n, "tautologies": 0, "empty": n,
+                       "weight": 0.0 if t.hard else coef * self.params.initial_value(t)}
+            param = None if t.hard else np.zeros(0, np.int32)
+            return Rows(np.zeros((0, 0), np.int32), i, param, coef, dropped), info
+        acc = TemplateRows(self.registry, q, [q.var_cols[v] for v in t.plus_vars])
+        remaining = self.memory_limit - self.bytes_used
+        per_row = self._row_bytes(i)
+        for cols in fetch_chunks(self.store.con, q.sql):
+            acc.add(cols)
+            if acc.live * per_row > remaining:     # the count was skipped or wrong: stop now
+                self._too_big(i, float(acc.live), per_row, counted=True, partial=True)
+        info["rows"] = acc.rows
+        rows = acc.finish(self.params, i, t)
+        if rows is not None:
+            self.bytes_used += len(rows) * self._row_bytes(i)
+        return rows, info
+
     def ground_template(self, i: int, used: int = 0, prefetched: tuple | None = None) -> tuple[Rows | None, dict]:
         """The ground rows of template ``i`` (evidence-simplified, not merged)
         and counts: ``rows`` (groundings not satisfied by evidence and
@@ -428,7 +501,7 @@ class Grounder:
         q = self._query(i)
         if q.empty:
             return None, info
-        self._check_budget(i, q.sql, used)
+        self._check_budget(i, q, used)
         if t.exists:
             store.con.execute(
                 f"CREATE OR REPLACE TEMP TABLE _grows AS SELECT (row_number() OVER ()) - 1 AS rid, * FROM ({q.sql}) AS s"
@@ -625,7 +698,10 @@ class Grounder:
         return Rows(codes=codes, template=-1, param=None, coef=0.0)
 
     # ------------------------------------------------------------ network
-    def _ground_all(self, template_ids) -> tuple[list[Rows], dict]:
+    def _ground_all(self, template_ids, merger: Merger | None = None) -> tuple[list[Rows], dict]:
+        """Ground the templates in order; their rows are returned, or given to
+        ``merger`` as each template is done (then only its distinct clauses are
+        held)."""
         ids = range(len(self.templates)) if template_ids is None else template_ids
         rows: list[Rows] = []
         per_template = []
@@ -646,10 +722,18 @@ class Grounder:
                 t0 = time.perf_counter()
                 if pos % PREFETCH == 0:
                     prefetched = self._prefetch(iterator[pos:pos + PREFETCH])
-                r, info = self.ground_template(i, used, prefetched.pop(i, None))
+                pre = prefetched.pop(i, None)
+                if pre is None and not self.templates[i].exists:
+                    r, info = self.stream_template(i, used)
+                else:
+                    r, info = self.ground_template(i, used, pre)
                 used += info["rows"]
                 if r is not None:
-                    rows.append(r)
+                    if merger is not None:
+                        merger.add(r)
+                    else:
+                        rows.append(r)
+                    del r
                 t = self.templates[i]
                 if not t.hard:
                     total = self.count_groundings(i)
@@ -703,17 +787,20 @@ class Grounder:
         the soft unit clauses ``P`` and ``!P`` into one (see ``assemble.merge``).
         """
         start = time.perf_counter()
-        rows, ginfo = self._ground_all(template_ids)
+        merger = Merger(self.params.values, fold_units=fold_units)
+        _, ginfo = self._ground_all(template_ids, merger)
         t_sql = time.perf_counter() - start
         block_start, block_atoms, binfo = self.blocks()
         if blocks_as_clauses:
             br = self.block_rows(block_start, block_atoms)
             if br is not None:
-                rows.append(br)
+                merger.add(br)
             block_start, block_atoms = np.zeros(1, np.int64), np.zeros(0, np.int32)
         values, info = self.params.arrays()
         t1 = time.perf_counter()
-        gc = merge(rows, values, fold_units=fold_units)
+        self._check_merge(merger)
+        gc = merger.finish()
+        del merger
         t_merge = time.perf_counter() - t1
         if clauses_out is not None:
             clauses_out.append(gc)
@@ -734,88 +821,95 @@ class Grounder:
         return net
 
     def _build(self, gc: GroundClauses, block_start, block_atoms, values, info, closure: bool, stats: dict) -> GroundNetwork:
+        """The network of the merged clauses: components (compiled union-find),
+        the closure from the query atoms, the reverse index. When the closure
+        keeps every atom, the clause arrays are used as they are (no copy)."""
         n = self.registry.n_atoms
         is_query = np.zeros(n, dtype=bool)
         is_query[self.query_atoms] = True
         clause_start, lit_atom = gc.clause_start, gc.lit_atom
-        keep_clause = np.ones(gc.n_clauses, dtype=bool)
-        keep_block = np.ones(len(block_start) - 1, dtype=bool)
-        atom_ids = np.arange(n, dtype=np.int64)
-        big = len(lit_atom) > KERNEL_THRESHOLD      # compiled kernels pay off on large networks
-        comp_fn = components if big else _components
-        labels, n_comp = comp_fn(n, clause_start, lit_atom, block_start, block_atoms)
+        n_clauses = gc.n_clauses
+        labels, n_comp = components(n, clause_start, lit_atom, block_start, block_atoms)
+        atom_ids = None                       # None: every registered atom is kept, ids unchanged
+        keep_clause = keep_block = None
         if closure:
-            good = np.zeros(labels.max(initial=-1) + 1, dtype=bool)
+            good = np.zeros(n_comp, dtype=bool)
             good[labels[self.query_atoms]] = True
             keep_atom = good[labels] if n else np.zeros(0, bool)
-            atom_ids = np.flatnonzero(keep_atom)
-            sizes = np.diff(clause_start)
-            first_atom = lit_atom[clause_start[:-1][sizes > 0]]
-            keep_clause = np.zeros(gc.n_clauses, dtype=bool)
-            keep_clause[sizes > 0] = keep_atom[first_atom]
-            bsizes = np.diff(block_start)
-            if len(bsizes):
-                keep_block = keep_atom[block_atoms[block_start[:-1]]]
-            stats["pruned_atoms"] = int(n - len(atom_ids))
-            stats["pruned_clauses"] = int(gc.n_clauses - keep_clause.sum())
-        remap = np.full(n, -1, dtype=np.int64)
-        remap[atom_ids] = np.arange(len(atom_ids))
-        # clauses
-        sizes = np.diff(clause_start)
-        lit_keep = np.repeat(keep_clause, sizes)
-        new_sizes = sizes[keep_clause]
-        new_start = np.zeros(len(new_sizes) + 1, dtype=np.int64)
-        np.cumsum(new_sizes, out=new_start[1:])
-        new_lit_atom = remap[lit_atom[lit_keep]].astype(np.int32)
-        new_lit_pos = gc.lit_positive[lit_keep]
-        psizes = np.diff(gc.param_start)
-        pkeep = np.repeat(keep_clause, psizes)
-        new_pstart = np.zeros(len(new_sizes) + 1, dtype=np.int64)
-        np.cumsum(psizes[keep_clause], out=new_pstart[1:])
-        # blocks
-        bsizes = np.diff(block_start)
-        bkeep = np.repeat(keep_block, bsizes)
-        new_bstart = np.zeros(int(keep_block.sum()) + 1, dtype=np.int64)
-        np.cumsum(bsizes[keep_block], out=new_bstart[1:])
-        new_batoms = remap[block_atoms[bkeep]].astype(np.int32)
+            del good
+            if not keep_atom.all():
+                atom_ids = np.flatnonzero(keep_atom)
+                sizes = np.diff(clause_start)
+                keep_clause = np.zeros(n_clauses, dtype=bool)
+                nonempty = sizes > 0
+                keep_clause[nonempty] = keep_atom[lit_atom[clause_start[:-1][nonempty]]]
+                del sizes, nonempty
+                bsizes = np.diff(block_start)
+                keep_block = keep_atom[block_atoms[block_start[:-1]]] if len(bsizes) else np.ones(0, bool)
+            del keep_atom
+            stats["pruned_atoms"] = int(n - (n if atom_ids is None else len(atom_ids)))
+            stats["pruned_clauses"] = int(0 if keep_clause is None else n_clauses - keep_clause.sum())
         pred, args = self.registry.arrays()
-        truth = self.truth(atom_ids)
-        kept_labels = labels[atom_ids]
-        if closure and len(atom_ids) < n:
-            uniq, kept_labels = np.unique(kept_labels, return_inverse=True)
+        if atom_ids is None:
+            new_start, new_lit_atom, new_lit_pos = clause_start, lit_atom, gc.lit_positive
+            is_hard, template_id = gc.is_hard, gc.template_id
+            new_pstart, param_index, param_coef = gc.param_start, gc.param_index, gc.param_coef
+            new_bstart, new_batoms = block_start, block_atoms
+            kept_labels = labels
+            truth = self.truth(slice(None))
+            atom_pred, atom_args, query = pred, args, is_query
+            n_kept = n
+        else:
+            remap = np.full(n, -1, dtype=np.int32)
+            remap[atom_ids] = np.arange(len(atom_ids), dtype=np.int32)
+            new_start, lits = compact_csr(clause_start, keep_clause, lit_atom, gc.lit_positive)
+            new_lit_atom, new_lit_pos = remap[lits[0]], lits[1]
+            del lits
+            new_pstart, (param_index, param_coef) = compact_csr(gc.param_start, keep_clause, gc.param_index,
+                                                                gc.param_coef)
+            new_bstart, (new_batoms,) = compact_csr(block_start, keep_block, block_atoms)
+            new_batoms = remap[new_batoms]
+            del remap
+            is_hard, template_id = gc.is_hard[keep_clause], gc.template_id[keep_clause]
+            truth = self.truth(atom_ids)
+            uniq, kept_labels = np.unique(labels[atom_ids], return_inverse=True)
             n_comp = len(uniq)
-        comps = (kept_labels.astype(np.int32).reshape(-1), int(n_comp))
-        rev = reverse_index(len(atom_ids), new_start, new_lit_atom) if big else None
-        n_hard = int(gc.is_hard[keep_clause].sum())
+            atom_pred, atom_args, query = pred[atom_ids], args[atom_ids], is_query[atom_ids]
+            n_kept = len(atom_ids)
+        del labels
+        comps = (kept_labels.astype(np.int32, copy=False).reshape(-1), int(n_comp))
+        rev = reverse_index(n_kept, new_start, new_lit_atom)
+        n_kept_clauses = len(new_start) - 1
+        n_hard = int(is_hard.sum())
         stats.update(
-            atoms=int(len(atom_ids)),
-            query_atoms=int(is_query[atom_ids].sum()),
-            clauses=int(keep_clause.sum()),
+            atoms=int(n_kept),
+            query_atoms=int(query.sum()),
+            clauses=int(n_kept_clauses),
             hard_clauses=n_hard,
-            soft_clauses=int(keep_clause.sum()) - n_hard,
-            blocks=int(keep_block.sum()),
+            soft_clauses=int(n_kept_clauses) - n_hard,
+            blocks=int(len(new_bstart) - 1),
             evidence_atoms=int(self.store.n_evidence_atoms),
             constant_score=float(gc.constant_score + stats["evidence_constant_score"]),
         )
         net = GroundNetwork.from_arrays(
-            n_atoms=len(atom_ids),
+            n_atoms=n_kept,
             clause_start=new_start,
             lit_atom=new_lit_atom,
             lit_positive=new_lit_pos,
-            is_hard=gc.is_hard[keep_clause],
+            is_hard=is_hard,
             param_start=new_pstart,
-            param_index=gc.param_index[pkeep],
-            param_coef=gc.param_coef[pkeep],
+            param_index=param_index,
+            param_coef=param_coef,
             params=values,
             param_info=info,
             block_start=new_bstart,
             block_atoms=new_batoms,
-            template_id=gc.template_id[keep_clause],
-            atom_pred=pred[atom_ids],
-            atom_args=args[atom_ids],
+            template_id=template_id,
+            atom_pred=atom_pred,
+            atom_args=atom_args,
             predicates=self.store.pred_names,
             constants=self.store.constant_names(),
-            is_query=is_query[atom_ids],
+            is_query=query,
             constant_score=stats["constant_score"],
             truth=truth,
             stats=stats,

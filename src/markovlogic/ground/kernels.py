@@ -1,9 +1,11 @@
 """Compiled helpers for building large networks: connected components by
-union-find and the atom -> clause reverse index by counting sort.
+union-find, the atom -> clause reverse index by counting sort, per-clause
+weights, and the compaction of CSR arrays to the kept rows.
 
-Both run in O(literals) time and memory; scipy's sparse-graph route and a
-stable argsort need several times the memory of the literal arrays, which
-matters at tens of millions of clauses.
+They run in O(literals) time and take the arrays in whatever integer width
+they come (no widened copies); scipy's sparse-graph route, a stable argsort
+or ``np.add.at`` over repeated indices need several times the memory of the
+literal arrays, which matters at tens of millions of clauses.
 """
 
 from __future__ import annotations
@@ -61,10 +63,10 @@ def components(n_atoms: int, clause_start, lit_atom, block_start, block_atoms) -
     atoms); components are numbered by their smallest atom."""
     if n_atoms == 0:
         return np.zeros(0, dtype=np.int32), 0
-    parent = np.arange(n_atoms, dtype=np.int64)
-    _union_groups(parent, np.asarray(clause_start, np.int64), np.asarray(lit_atom, np.int64))
+    parent = np.arange(n_atoms, dtype=np.int32 if n_atoms < 2**31 - 1 else np.int64)
+    _union_groups(parent, np.asarray(clause_start), np.asarray(lit_atom))
     if len(block_atoms):
-        _union_groups(parent, np.asarray(block_start, np.int64), np.asarray(block_atoms, np.int64))
+        _union_groups(parent, np.asarray(block_start), np.asarray(block_atoms))
     labels, k = _labels(parent)
     return labels, int(k)
 
@@ -85,5 +87,57 @@ def reverse_index(n_atoms: int, clause_start, lit_atom) -> tuple[np.ndarray, np.
     start = np.zeros(n_atoms + 1, dtype=np.int64)
     np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=start[1:])
     out = np.empty(len(lit_atom), dtype=np.int32)
-    _reverse(n_atoms, np.asarray(clause_start, np.int64), np.asarray(lit_atom, np.int32), start, out)
+    _reverse(n_atoms, np.asarray(clause_start), np.asarray(lit_atom), start, out)
     return start, out
+
+
+@numba.njit(cache=True)
+def _clause_weights(param_start, param_index, param_coef, params, is_hard, out):
+    for c in range(len(param_start) - 1):
+        w = 0.0
+        for e in range(param_start[c], param_start[c + 1]):
+            w += param_coef[e] * params[param_index[e]]
+        out[c] = 0.0 if is_hard[c] else w
+
+
+def clause_weights(param_start, param_index, param_coef, params, is_hard) -> np.ndarray:
+    """float64 weight of each clause: its entries' ``coef * params[index]``
+    summed in entry order (as ``np.add.at`` does); hard clauses get 0."""
+    out = np.empty(len(param_start) - 1, dtype=np.float64)
+    _clause_weights(np.asarray(param_start), np.asarray(param_index), np.asarray(param_coef, np.float64),
+                    np.asarray(params, np.float64), np.asarray(is_hard), out)
+    return out
+
+
+@numba.njit(cache=True)
+def _compact_sizes(start, keep, new_start):
+    k = 0
+    for c in range(len(start) - 1):
+        if keep[c]:
+            new_start[k + 1] = new_start[k] + (start[c + 1] - start[c])
+            k += 1
+
+
+@numba.njit(cache=True)
+def _compact_values(start, keep, values, out):
+    k = 0
+    for c in range(len(start) - 1):
+        if keep[c]:
+            for i in range(start[c], start[c + 1]):
+                out[k] = values[i]
+                k += 1
+
+
+def compact_csr(start, keep, *values) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """The rows ``keep`` (bool per row) of CSR arrays sharing offsets ``start``:
+    (new offsets int64, the kept entries of each array in ``values``)."""
+    keep = np.asarray(keep, dtype=bool)
+    start = np.asarray(start)
+    new_start = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+    _compact_sizes(start, keep, new_start)
+    out = []
+    for v in values:
+        o = np.empty(int(new_start[-1]), dtype=v.dtype)
+        _compact_values(start, keep, v, o)
+        out.append(o)
+    return new_start, tuple(out)

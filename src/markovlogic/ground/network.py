@@ -147,12 +147,9 @@ class GroundNetwork:
     # ------------------------------------------------------------ weights
     def clause_weights(self, params: np.ndarray) -> np.ndarray:
         """Per-clause weights for a parameter vector (hard clauses get 0)."""
-        contrib = self.param_coef * np.asarray(params, dtype=np.float64)[self.param_index]
-        w = np.zeros(self.n_clauses, dtype=np.float64)
-        clause_of_entry = np.repeat(np.arange(self.n_clauses), np.diff(self.param_start))
-        np.add.at(w, clause_of_entry, contrib)
-        w[self.is_hard] = 0.0
-        return w
+        from .kernels import clause_weights
+
+        return clause_weights(self.param_start, self.param_index, self.param_coef, params, self.is_hard)
 
     def with_params(self, params: np.ndarray) -> "GroundNetwork":
         params = np.asarray(params, dtype=np.float64).copy()

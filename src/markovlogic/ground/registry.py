@@ -61,6 +61,24 @@ class _KeyTable:
         return ids
 
 
+def _decoder(store: EvidenceStore, types: list[str]):
+    """The inverse of :func:`_encoder`'s function: keys -> argument rows."""
+    domains = [store.domain(t) for t in types]
+    sizes = [max(len(d), 1) for d in domains]
+    strides = np.ones(len(sizes), dtype=np.int64)
+    for j in range(len(sizes) - 2, -1, -1):
+        strides[j] = strides[j + 1] * sizes[j + 1]
+
+    def decode(keys: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys, dtype=np.int64)
+        out = np.empty((len(keys), len(domains)), dtype=np.int32)
+        for j, dom in enumerate(domains):
+            out[:, j] = dom[(keys // strides[j]) % sizes[j]]
+        return out
+
+    return decode
+
+
 def _encoder(store: EvidenceStore, types: list[str], what: str):
     """A function mapping argument rows (constant ids) to int64 keys (mixed
     radix over the constants' positions in their types), and the key space."""
@@ -99,6 +117,7 @@ class AtomRegistry:
         self.max_arity = max([p.arity for p in store.preds.values()] + [1])
         self._tables: dict[int, _KeyTable] = {}
         self._encoders: dict[int, object] = {}
+        self._decoders: dict[int, object] = {}
         self._pred_chunks: list[np.ndarray] = []
         self._args_chunks: list[np.ndarray] = []
         self._cache: tuple[np.ndarray, np.ndarray] | None = None
@@ -112,6 +131,37 @@ class AtomRegistry:
             enc = _encoder(self.store, list(info.arg_types), f"predicate {info.name}")
             self._encoders[k] = enc
         return enc[0](args)
+
+    def keys(self, k: int, args: np.ndarray) -> np.ndarray:
+        """The int64 keys of argument rows (int32[R, arity]) of predicate ``k``
+        (int32 when the predicate's key space fits: half the memory)."""
+        keys = self._encode(k, np.asarray(args, dtype=np.int32).reshape(len(args), self._infos[k].arity))
+        return keys.astype(np.int32) if self._encoders[k][1] < 2**31 - 1 else keys
+
+    def register_keys(self, k: int, keys: np.ndarray) -> None:
+        """Register the atoms of sorted unique ``keys`` of predicate ``k`` that
+        are new, in key order (as :meth:`ids` does with the rows it is given)."""
+        if len(keys) == 0:
+            return
+        self._encode(k, np.zeros((0, self._infos[k].arity), np.int32))     # the encoder, for the key space
+        table = self._tables.get(k)
+        if table is None:
+            table = self._tables[k] = _KeyTable(self._encoders[k][1])
+        keys = np.asarray(keys, dtype=np.int64)
+        new = keys[table.find(keys) < 0]
+        if len(new):
+            dec = self._decoders.get(k)
+            if dec is None:
+                dec = self._decoders[k] = _decoder(self.store, list(self._infos[k].arg_types))
+            table.add(new, self.n_atoms)
+            self._append(k, dec(new))
+
+    def find_keys(self, k: int, keys: np.ndarray) -> np.ndarray:
+        """Atom ids (int32) of registered keys of predicate ``k`` (-1 if absent)."""
+        table = self._tables.get(k)
+        if table is None:
+            return np.full(len(keys), -1, dtype=np.int32)
+        return table.find(keys)
 
     def ids(self, k: int, args: np.ndarray, add: bool = True) -> np.ndarray:
         """Atom ids of the rows of ``args`` (int32[R, arity]) of predicate ``k``;
