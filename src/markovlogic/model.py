@@ -98,10 +98,15 @@ class MLN:
 
 @dataclass
 class Database:
-    """Evidence: ground atoms with truth values and function values."""
+    """Evidence: ground atoms with truth values and function values.
+
+    A database read from files keeps its atoms as columns (``columns``, see
+    ``lang/dbcolumns.py``); ``atoms`` is then a read-only sequence that makes
+    the atom objects when iterated."""
 
     atoms: list[EvidenceAtom] = field(default_factory=list)
     function_values: list[FunctionValue] = field(default_factory=list)
+    columns: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_file(cls, path: str | Path | list[str | Path], mln: MLN | None = None) -> "Database":

@@ -46,7 +46,7 @@ from .kernels import compact_csr, components, reverse_index
 from .network import GroundNetwork
 from .registry import AtomRegistry, ParamRegistry
 from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
-from .stream import TemplateRows, fetch_chunks
+from .stream import TemplateRows, distinct, fetch_chunks
 from .terms import Scope, is_internal
 
 MAX_DISTRIBUTION = 4096
@@ -235,7 +235,7 @@ class Grounder:
                 args = args[:1]
             if len(args):
                 chunks.append(self.registry.ids(info.index, args))
-        return np.unique(np.concatenate(chunks)) if chunks else np.zeros(0, np.int32)
+        return distinct(np.concatenate(chunks)) if chunks else np.zeros(0, np.int32)
 
     # ------------------------------------------------------------ templates
     def _literal_codes(self, res: dict, q, n: int) -> np.ndarray:

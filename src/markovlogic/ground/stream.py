@@ -51,13 +51,25 @@ def fetch_chunks(con, sql: str, rows: int = CHUNK_ROWS) -> Iterator[dict[str, np
         yield {c: df[c].to_numpy() for c in df.columns}
 
 
+def distinct(a: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of a 1-d array (``np.unique`` without its
+    hash-table path, which is many times slower on large integer arrays)."""
+    s = np.sort(a)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _unique_rows(b: np.ndarray) -> np.ndarray:
     """Distinct rows of an int32 matrix (any order)."""
     if b.shape[1] == 1:
-        return np.unique(b[:, 0]).reshape(-1, 1)
+        return distinct(b[:, 0]).reshape(-1, 1)
     if b.shape[1] == 2:
-        packed = (b[:, 0].astype(np.int64) << 32) | b[:, 1].astype(np.int64).view(np.uint64).astype(np.int64) & 0xFFFFFFFF
-        u = np.unique(packed)
+        packed = (b[:, 0].astype(np.int64) << 32) | b[:, 1].astype(np.int64)      # constant ids are >= 0
+        u = distinct(packed)
         return np.stack([(u >> 32).astype(np.int32), (u & 0xFFFFFFFF).astype(np.int32)], axis=1)
     return np.unique(b, axis=0)
 
@@ -113,7 +125,7 @@ class TemplateRows:
                 any_kept[:] = True
             del args
             if len(keys):
-                self._reg[li].append(np.unique(keys))
+                self._reg[li].append(distinct(keys))
             full.append(f)
         live = any_kept
         self.empty += int(n - any_kept.sum())
@@ -152,7 +164,7 @@ class TemplateRows:
         for li, out in enumerate(self.q.literals):
             parts = self._reg[li]
             if parts:
-                keys = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+                keys = distinct(np.concatenate(parts)) if len(parts) > 1 else parts[0]
                 self._reg[li] = []
                 reg.register_keys(out.pred, keys)
                 del keys

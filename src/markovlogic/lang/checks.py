@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import EvidenceError, MLNSemanticError, QueryError
 from .ast import (
     INTERNAL_FUNCTIONS,
@@ -403,26 +405,102 @@ def check_database(db, mln) -> None:
 
 
 def _check_database(db, mln) -> None:
+    from .dbcolumns import CODE_TRUTH, EvidenceColumns
+
+    cols = db.columns if getattr(db, "columns", None) is not None else EvidenceColumns.from_atoms(db.atoms)
     predicates = mln.predicates
-    atoms = db.atoms
-    arity = {name: decl.arity for name, decl in predicates.items()}
-    first: dict = {}
-    for atom in atoms:  # one dictionary probe per atom; details only on a problem
-        g = atom.atom
-        args = g.args
-        if arity.get(g.predicate, -1) != len(args):
+    first_bad = None          # (order key, kind, rows, row, other row)
+
+    def consider(key, *what):
+        nonlocal first_bad
+        if first_bad is None or key < first_bad[0]:
+            first_bad = (key, *what)
+
+    for (name, arity), rows in cols.preds.items():
+        if not len(rows):
+            continue
+        decl = predicates.get(name)
+        keys = rows.order_keys()
+        if decl is None or decl.arity != arity:
+            consider(int(keys[0]), "signature", rows, 0, None)
+            continue
+        if len(rows) < 2:
+            continue
+        code = _row_codes(rows.args)
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        bad = np.flatnonzero(rows.truth != rows.truth[first[inverse]])
+        if len(bad):
+            i = int(bad[np.argmin(keys[bad])])
+            consider(int(keys[i]), "contradiction", rows, i, int(first[inverse[i]]))
+    if first_bad is not None:
+        _, kind, rows, i, j = first_bad
+        atom = cols.atom(rows, i)
+        if kind == "signature":
             _signature_error(atom, mln)
-        old = first.setdefault((g.predicate, args), atom)
-        if old.truth != atom.truth:
-            raise _err(
-                EvidenceError,
-                f"contradictory evidence: {g} is given as {_truth_word(atom.truth)} here and as "
-                f"{_truth_word(old.truth)} at {_where(old.pos)}",
-                atom.pos,
-            )
-    seen_pred = {key[0] for key in first}
-    _check_blocks(atoms, {n: predicates[n] for n in seen_pred if predicates[n].has_block})
+        old = cols.atom(rows, j)
+        raise _err(
+            EvidenceError,
+            f"contradictory evidence: {atom.atom} is given as {_truth_word(atom.truth)} here and as "
+            f"{_truth_word(old.truth)} at {_where(old.pos)}",
+            atom.pos,
+        )
+    _check_block_columns(cols, {n: d for n, d in predicates.items() if d.has_block})
     _check_function_values(db.function_values, mln.functions)
+
+
+def _row_codes(args: np.ndarray) -> np.ndarray:
+    """One int64 per row of an int32 matrix of codes, equal exactly when the rows are."""
+    n, k = args.shape
+    if k == 0:
+        return np.zeros(n, dtype=np.int64)
+    if k == 1:
+        return args[:, 0].astype(np.int64)
+    bits = [max(1, int(args[:, j].max(initial=0)).bit_length()) for j in range(k)]
+    if sum(bits) <= 63:
+        key = args[:, 0].astype(np.int64)
+        for j in range(1, k):
+            key <<= bits[j]
+            key |= args[:, j]
+        return key
+    _, inverse = np.unique(args, axis=0, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
+def _check_block_columns(cols, block_preds: Mapping[str, PredicateDecl]) -> None:
+    """Two different true atoms of one ``!`` block: the first such atom in
+    the input's order is reported, with the other."""
+    first_bad = None
+    for (name, arity), rows in cols.preds.items():
+        decl = block_preds.get(name)
+        if decl is None or decl.arity != arity:
+            continue
+        true_rows = np.flatnonzero(rows.truth == 1)
+        if len(true_rows) < 2:
+            continue
+        key_cols = [j for j, m in enumerate(decl.mutex) if not m]
+        args = rows.args[true_rows]
+        owner_key = _row_codes(args[:, key_cols]) if key_cols else np.zeros(len(args), np.int64)
+        _, first, inverse = np.unique(owner_key, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        full = _row_codes(args)
+        bad = np.flatnonzero(full != full[first[inverse]])
+        if len(bad):
+            keys = rows.order_keys()[true_rows]
+            b = int(bad[np.argmin(keys[bad])])
+            k = int(keys[b])
+            if first_bad is None or k < first_bad[0]:
+                first_bad = (k, rows, int(true_rows[b]), int(true_rows[first[inverse[b]]]))
+    if first_bad is not None:
+        _, rows, i, j = first_bad
+        atom, old = cols.atom(rows, i), cols.atom(rows, j)
+        ga = atom.atom
+        raise _err(
+            EvidenceError,
+            f"{ga} and {old.atom} are both true, but '{ga.predicate}' allows one true value per block "
+            f"(its '!' arguments); the other is at {_where(old.pos)}",
+            atom.pos,
+        )
 
 
 def _signature_error(atom, mln) -> None:

@@ -65,6 +65,19 @@ def read_text(path: Path, pos: Pos | None = None) -> str:
         return data.decode("latin-1")
 
 
+def _check_readable(path: Path) -> None:
+    """The errors of :func:`read_text` for a file that cannot be read, without reading it."""
+    try:
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError:
+        raise _file_error(f"file not found: {path}", None) from None
+    except IsADirectoryError:
+        raise _file_error(f"is a directory, not a file: {path}", None) from None
+    except OSError as exc:
+        raise _file_error(f"cannot read {path}: {exc.strerror or exc}", None) from None
+
+
 def _file_error(message: str, pos: Pos | None) -> MarkovLogicError:
     if pos is None:
         return OptionError(message)
@@ -474,31 +487,109 @@ def check_model_size(paths: list[Path]) -> None:
 
 def parse_db_text(text: str, filename: str = "<string>", mln: MLN | None = None) -> Database:
     """Parse evidence text; with ``mln``, check it against the model."""
+    from .dbcolumns import ColumnReader, LazyAtoms
+
     text = text.removeprefix("\ufeff")
     sources = _Sources()
     sources.add(filename, text)
-    atoms, values = _guard(sources, parse_db_lines, text, filename)
-    db = Database(atoms, values)
+    reader = ColumnReader()
+    if _guard(sources, reader.read_text, text, filename):
+        cols = reader.finish()
+        db = Database(LazyAtoms(cols), reader.function_values, columns=cols)
+    else:
+        atoms, values = _guard(sources, parse_db_lines, text, filename)
+        db = Database(atoms, values)
     if mln is not None:
         _guard(sources, check_database, db, mln)
     return db
+
+
+class _FileSources(_Sources):
+    """Attaches the offending line to an error by reading it again from its
+    file (a large evidence file is never held as text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: dict[str, Path] = {}
+
+    def attach(self, err: MarkovLogicError) -> MarkovLogicError:
+        if err.source_line is None and err.file in self.paths and err.file not in self.lines and err.line:
+            try:
+                text = read_text(self.paths[err.file])
+            except MarkovLogicError:
+                return err
+            self.add(err.file, text)
+        return super().attach(err)
 
 
 def parse_db_files(paths: list[Path], mln: MLN | None = None) -> Database:
-    """Parse several .db files into one database (in order)."""
-    sources = _Sources()
-    atoms: list = []
-    values: list = []
+    """Parse several .db files into one database (in order): atom lines into
+    columns (``dbcolumns.py``), a file with a block comment as text."""
+    from .dbcolumns import ColumnReader, EvidenceColumns, LazyAtoms
+
+    sources = _FileSources()
+    reader = ColumnReader()
+    text_atoms: list = []
+    text_values: list = []
     for path in paths:
+        name = str(path)
+        sources.paths[name] = Path(path)
+        _check_readable(Path(path))
+        if _guard(sources, reader.read_file, Path(path), name):
+            continue
         text = read_text(Path(path))
-        sources.add(str(path), text)
-        a, v = _guard(sources, parse_db_lines, text, str(path))
-        atoms.extend(a)
-        values.extend(v)
-    db = Database(atoms, values)
+        sources.add(name, text)
+        a, v = _guard(sources, parse_db_lines, text, name)
+        text_atoms.extend(a)
+        text_values.extend(v)
+    cols = reader.finish()
+    values = reader.function_values
+    if text_atoms or text_values:
+        # files read as text join as parsed atoms (in file order)
+        cols = _concat_columns(cols, EvidenceColumns.from_atoms(text_atoms)) if text_atoms else cols
+        values = values + text_values
+    db = Database(LazyAtoms(cols), values, columns=cols)
     if mln is not None:
         _guard(sources, check_database, db, mln)
     return db
+
+
+def _concat_columns(a, b):
+    """Columns of two readings as one (b's files after a's)."""
+    from .dbcolumns import EvidenceColumns, PredRows
+
+    import numpy as np
+
+    out = EvidenceColumns(files=a.files + b.files, consts=list(a.consts))
+    ids = {c: k for k, c in enumerate(out.consts)}
+    remap = np.zeros(len(b.consts), dtype=np.int32)
+    for k, c in enumerate(b.consts):
+        j = ids.get(c)
+        if j is None:
+            j = ids[c] = len(out.consts)
+            out.consts.append(c)
+        remap[k] = j
+    out.texts = dict(a.texts)
+    out.texts.update({f + len(a.files): t for f, t in b.texts.items()})
+    for key in list(dict.fromkeys(list(a.preds) + list(b.preds))):
+        ra, rb = a.preds.get(key), b.preds.get(key)
+        if rb is None:
+            out.preds[key] = ra
+            continue
+        rb = PredRows(rb.name, rb.arity, remap[rb.args] if len(rb.args) else rb.args, rb.truth, rb.line,
+                      (rb.file + len(a.files)).astype(np.int16), dict(rb.exact_pos), rb.sub)
+        if ra is None:
+            out.preds[key] = rb
+            continue
+        n = len(ra)
+        out.preds[key] = PredRows(ra.name, ra.arity, np.concatenate([ra.args, rb.args]),
+                                  np.concatenate([ra.truth, rb.truth]), np.concatenate([ra.line, rb.line]),
+                                  np.concatenate([ra.file, rb.file]),
+                                  {**ra.exact_pos, **{n + i: p for i, p in rb.exact_pos.items()}},
+                                  None if ra.sub is None and rb.sub is None else np.concatenate(
+                                      [ra.sub if ra.sub is not None else np.zeros(n, np.int32),
+                                       rb.sub if rb.sub is not None else np.zeros(len(rb), np.int32)]))
+    return out
 
 
 # ------------------------------------------------------------------ queries

@@ -33,7 +33,8 @@ import duckdb
 import numpy as np
 
 from ..errors import EvidenceError, QueryError
-from ..lang.ast import Const, EvidenceAtom, FunctionValue, Query, Var
+from ..lang.ast import Const, FunctionValue, Query, Var
+from ..lang.dbcolumns import EvidenceColumns, PredRows
 from ..model import MLN, Database
 from .constants import ConstantTable
 from .world import WorldSpec, resolve_world
@@ -160,6 +161,72 @@ def _intern_rows(consts: ConstantTable, arg_types: Sequence[str], arg_rows: list
     return np.stack(cols, axis=1) if cols else np.zeros((len(arg_rows), 0), np.int32)
 
 
+def row_keys(rows: np.ndarray) -> np.ndarray:
+    """One int64 per row of a non-negative int32 matrix, equal exactly when the
+    rows are equal (packed when the columns fit in 63 bits, else ranks of
+    ``np.unique(axis=0)``)."""
+    rows = np.asarray(rows)
+    n, k = rows.shape
+    if k == 0:
+        return np.zeros(n, dtype=np.int64)
+    if k == 1:
+        return rows[:, 0].astype(np.int64)
+    bits = [max(1, int(rows[:, j].max(initial=0)).bit_length()) for j in range(k)]
+    if sum(bits) <= 63 and rows.min(initial=0) >= 0:
+        key = rows[:, 0].astype(np.int64)
+        for j in range(1, k):
+            key <<= bits[j]
+            key |= rows[:, j]
+        return key
+    _, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
+class _PredEvidence:
+    """The evidence rows of one predicate over several databases (columns)."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[EvidenceColumns, PredRows]] = []
+
+    def __len__(self) -> int:
+        return sum(len(r) for _, r in self.parts)
+
+    def truth(self) -> np.ndarray:
+        if not self.parts:
+            return np.zeros(0, np.int8)
+        ts = [r.truth for _, r in self.parts]
+        return ts[0].copy() if len(ts) == 1 else np.concatenate(ts)
+
+    def pos(self, i: int):
+        for cols, rows in self.parts:
+            if i < len(rows):
+                return cols.pos(rows, i)
+            i -= len(rows)
+        return None
+
+    def intern(self, consts: ConstantTable, arg_types: Sequence[str]) -> np.ndarray:
+        """Add the constants of the rows to their argument types, column by
+        column in row order (the order that fixes constant ids), and return
+        their ids as an int32 matrix."""
+        n = len(self)
+        out = np.zeros((n, len(arg_types)), dtype=np.int32)
+        for j, tname in enumerate(arg_types):
+            at = 0
+            for cols, rows in self.parts:
+                codes = rows.args[:, j]
+                u, first = np.unique(codes, return_index=True)
+                u = u[np.argsort(first, kind="stable")]
+                names = cols.consts
+                new = [names[c] for c in u.tolist()]
+                consts.add_many(tname, new)
+                ids = consts.ids
+                lookup = np.zeros(len(names), dtype=np.int32)
+                lookup[u] = np.fromiter((ids[x] for x in new), dtype=np.int32, count=len(new))
+                out[at:at + len(rows), j] = lookup[codes]
+                at += len(rows)
+        return out
+
+
 class EvidenceStore:
     """Types, constants and evidence of one grounding problem, in DuckDB.
 
@@ -184,14 +251,13 @@ class EvidenceStore:
     ) -> None:
         self.mln = mln
         dbs = [] if db is None else ([db] if isinstance(db, Database) else list(db))
-        atoms: list[EvidenceAtom] = [a for d in dbs for a in d.atoms]
         fvalues: list[FunctionValue] = [v for d in dbs for v in d.function_values]
         self.queries = list(queries or [])
 
         # ---- 1. check everything before building anything
-        by_pred = self._group_atoms(atoms)
+        by_pred = self._group_atoms(dbs)
         by_func = self._group_function_values(fvalues)
-        listed = {name for name, rows in by_pred.items() if rows[0]}
+        listed = {name for name, rows in by_pred.items() if len(rows)}
         self.world: WorldSpec = resolve_world(mln, listed, self.queries, closed, open_, query_truth)
         self.query_truth = query_truth
 
@@ -213,8 +279,8 @@ class EvidenceStore:
             else:
                 consts.add(tname, name)
         pred_args: dict[str, np.ndarray] = {}
-        for name, (arg_rows, _, _) in by_pred.items():
-            pred_args[name] = _intern_rows(consts, mln.predicates[name].arg_types, arg_rows)
+        for name, rows in by_pred.items():
+            pred_args[name] = rows.intern(consts, mln.predicates[name].arg_types)
         func_args: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for name, (arg_rows, values, _) in by_func.items():
             decl = mln.functions[name]
@@ -227,13 +293,14 @@ class EvidenceStore:
 
         # ---- 3. evidence rows: duplicates, contradictions, blocks
         truths: dict[str, np.ndarray] = {}
-        for name, (arg_rows, truth_list, positions) in by_pred.items():
+        for name, rows in by_pred.items():
             args = pred_args[name]
-            truth = np.array(truth_list, dtype=np.int8)
-            args, truth = self._dedupe(name, args, truth, positions)
+            truth = rows.truth()
+            args, truth, kept = self._dedupe(name, args, truth, rows.pos)
             decl = mln.predicates[name]
             if decl.has_block:
-                self._check_block_evidence(name, args, truth, positions)
+                pos = rows.pos if kept is None else (lambda i, kept=kept, rows=rows: rows.pos(int(kept[i])))
+                self._check_block_evidence(name, args, truth, pos)
             pred_args[name] = args
             truths[name] = truth
         self._check_function_values(by_func, func_args)
@@ -264,7 +331,7 @@ class EvidenceStore:
             self._load(f"f_{k}", cols, schema)
             self.functions[name] = FunctionInfo(k, name, decl.arg_types, decl.return_type, f"f_{k}", len(vals))
         self.pred_names: tuple[str, ...] = tuple(self.preds)
-        self.n_evidence_atoms = len(atoms)
+        self.n_evidence_atoms = sum(len(r) for r in by_pred.values())
 
     # ------------------------------------------------------------ checks
     def _warn_extended_types(self, by_pred, pred_args) -> None:
@@ -286,14 +353,14 @@ class EvidenceStore:
             if len(new) == 0:
                 continue
             first = None
-            for name, (_, _, positions) in by_pred.items():
+            for name, rows in by_pred.items():
                 decl = self.mln.predicates[name]
                 for j, t in enumerate(decl.arg_types):
                     if t != tname or name not in pred_args or not len(pred_args[name]):
                         continue
                     hit = np.flatnonzero(np.isin(pred_args[name][:, j], new))
                     if len(hit):
-                        pos = positions[int(hit[0])]
+                        pos = rows.pos(int(hit[0]))
                         if first is None or (pos is not None and first[0] is not None
                                              and (pos.file, pos.line) < (first[0].file, first[0].line)):
                             first = (pos, self.constants.names[int(pred_args[name][hit[0], j])])
@@ -306,28 +373,33 @@ class EvidenceStore:
                 f"whose declared list has {len(listed):,}{where}; they join the type, as in Alchemy"),
                 stacklevel=2)
 
-    def _group_atoms(self, atoms: list[EvidenceAtom]):
-        """Per predicate: argument tuples, truth codes and positions; checks
-        declaration and arity. (One pass over the parsed atoms, kept lean:
-        it is the only per-atom Python work of grounding.)"""
+    def _group_atoms(self, dbs: Sequence[Database]) -> dict[str, "_PredEvidence"]:
+        """Per declared predicate (in declaration order), its evidence rows from
+        every database in order; checks declaration and arity (the first wrong
+        row in the input's order is reported)."""
         preds = self.mln.predicates
-        arity = {name: decl.arity for name, decl in preds.items()}
-        by_pred: dict[str, tuple[list, list, list]] = {name: ([], [], []) for name in preds}
-        code = {True: TRUE, False: FALSE, None: UNKNOWN}
-        for ev in atoms:
-            a = ev.atom
-            name = a.predicate
-            rows = by_pred.get(name)
-            if rows is None or len(a.args) != arity[name]:
-                if rows is None:
-                    raise evidence_error(f"predicate {name!r} is not declared", ev.pos)
-                raise evidence_error(
-                    f"{name} has {len(a.args)} argument(s) here but is declared with {arity[name]}",
-                    ev.pos,
-                )
-            rows[0].append(a.args)
-            rows[1].append(code[ev.truth])
-            rows[2].append(ev.pos)
+        by_pred = {name: _PredEvidence() for name in preds}
+        bad = None
+        for d, db in enumerate(dbs):
+            cols = db.columns if getattr(db, "columns", None) is not None else EvidenceColumns.from_atoms(db.atoms)
+            for (name, arity), rows in cols.preds.items():
+                if not len(rows):
+                    continue
+                decl = preds.get(name)
+                if decl is None or decl.arity != arity:
+                    key = (d, int(rows.order_keys()[0]))
+                    if bad is None or key < bad[0]:
+                        bad = (key, cols, rows, name, arity, decl)
+                    continue
+                by_pred[name].parts.append((cols, rows))
+            if bad is not None:
+                break
+        if bad is not None:
+            _, cols, rows, name, arity, decl = bad
+            pos = cols.pos(rows, 0)
+            if decl is None:
+                raise evidence_error(f"predicate {name!r} is not declared", pos)
+            raise evidence_error(f"{name} has {arity} argument(s) here but is declared with {decl.arity}", pos)
         return by_pred
 
     def _group_function_values(self, values: list[FunctionValue]):
@@ -365,25 +437,29 @@ class EvidenceStore:
                     pos_i,
                 )
 
-    def _dedupe(self, name: str, args: np.ndarray, truth: np.ndarray, positions: list):
-        """Remove repeated atoms; an atom listed with two truth values is an error."""
+    def _dedupe(self, name: str, args: np.ndarray, truth: np.ndarray, pos):
+        """Remove repeated atoms; an atom listed with two truth values is an error.
+        Returns (args, truth, kept row indices or None when nothing was removed);
+        ``pos(i)`` is the position of row ``i``."""
         if len(truth) < 2:
-            return args, truth
-        uniq, first, inverse = np.unique(args, axis=0, return_index=True, return_inverse=True)
+            return args, truth, None
+        key = row_keys(args)
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         if len(uniq) == len(truth):
-            return args, truth
+            return args, truth, None
         conflict = truth != truth[first[inverse]]
         if conflict.any():
             i = int(np.flatnonzero(conflict)[0])
             j = int(first[inverse[i]])
             atom_text = f"{name}({','.join(self.constants.names[c] for c in args[i])})"
-            where = f" (line {positions[j].line})" if positions[j] is not None else ""
-            raise evidence_error(f"{atom_text} contradicts an earlier evidence line{where}", positions[i])
+            pj = pos(j)
+            where = f" (line {pj.line})" if pj is not None else ""
+            raise evidence_error(f"{atom_text} contradicts an earlier evidence line{where}", pos(i))
         keep = np.sort(first)
-        return args[keep], truth[keep]
+        return args[keep], truth[keep], keep
 
-    def _check_block_evidence(self, name: str, args: np.ndarray, truth: np.ndarray, positions: list) -> None:
+    def _check_block_evidence(self, name: str, args: np.ndarray, truth: np.ndarray, pos) -> None:
         decl = self.mln.predicates[name]
         key_cols = [j for j, m in enumerate(decl.mutex) if not m]
         true_rows = np.flatnonzero(truth == TRUE)
@@ -392,8 +468,8 @@ class EvidenceStore:
         keys = args[true_rows][:, key_cols] if key_cols else np.zeros((len(true_rows), 0), np.int32)
         if keys.shape[1] == 0:
             i = int(true_rows[1])
-            raise evidence_error(f"{name} is exactly-one (!) but two of its atoms are true", positions[i])
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+            raise evidence_error(f"{name} is exactly-one (!) but two of its atoms are true", pos(i))
+        _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         dup = np.flatnonzero(first[inverse] != np.arange(len(true_rows)))
         if len(dup):
@@ -404,7 +480,7 @@ class EvidenceStore:
                 f"{name}({','.join(names[c] for c in args[i])}) and "
                 f"{name}({','.join(names[c] for c in args[j])}) are both true, "
                 f"but {name} declares exactly one true value (!)",
-                positions[i],
+                pos(i),
             )
 
     def _check_query_constants(self) -> None:
