@@ -2,7 +2,9 @@
 internals leaves every array identical (``test_ground_golden.py``).
 
 ``python tests/golden_networks.py`` prints the digests of the current code
-(run it with another ``src`` first on ``PYTHONPATH`` to record a version).
+(run it with another ``src`` first on ``PYTHONPATH`` to record a version);
+``golden_networks.json`` holds those of main at 367087e, before grounding
+streamed.
 """
 
 from __future__ import annotations

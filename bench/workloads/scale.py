@@ -213,7 +213,10 @@ def summarise(kind: str, n: int, version: str, records: list[dict]) -> dict:
             if k in r:
                 row[f"{stage}_{k}"] = r[k]
     if "error" in by:
-        row["error"] = by["error"]["error"]
+        err = by["error"]["error"]
+        if "Error: " in err:          # the exception's own message, not the traceback around it
+            err = err[err.rindex("Error: ") + len("Error: "):]
+        row["error"] = err[:160]
     return row
 
 

@@ -256,7 +256,13 @@ def map_inference(
         hard_net = net
         if hard_weight is not None:
             net = net.softened(float(hard_weight))
-        result = solve_map(net, method=method, **options)
+        from .infer.plan import exact_fits, maxwalksat_instead
+
+        if method == "ilp" and not exact_fits(net, options.get("max_seconds")):
+            # too large to set the exact model up within the limit (infer/plan.py)
+            result = maxwalksat_instead(net, options["max_seconds"])
+        else:
+            result = solve_map(net, method=method, **options)
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
             result.stats["hard_violated"] = result.hard_violated

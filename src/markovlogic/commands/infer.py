@@ -202,7 +202,12 @@ def infer_command(
             gap = "unknown" if answer.gap is None else f"{answer.gap:.4g}"
             broken = ""
             killed = answer.stats.get("killed_groups", 0)
-            if killed:
+            if answer.stats.get("exact_skipped"):
+                broken += (f" The network ({answer.stats.get('literals', 0):,} literals) is too large to set up the "
+                           f"exact ILP within the time limit (about {answer.stats.get('exact_setup_estimate', 0):.0f} s "
+                           "before HiGHS could start): the world comes from MaxWalkSAT and the bound is the trivial "
+                           "one (every soft clause as its weight wants). --method maxwalksat asks for this directly.")
+            elif killed:
                 broken += (f" HiGHS did not finish within the limit on {killed} large part(s): their world comes "
                            "from MaxWalkSAT, run meanwhile on the other core.")
             elif answer.stats.get("fallback_groups"):

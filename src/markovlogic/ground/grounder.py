@@ -50,13 +50,20 @@ from .stream import TemplateRows, distinct, fetch_chunks
 from .terms import Scope, is_internal
 
 MAX_DISTRIBUTION = 4096
-ROW_BYTES = 200          # estimated peak bytes per held ground row, plus LITERAL_BYTES per literal
-LITERAL_BYTES = 60       # (see _row_bytes)
+ROW_BYTES = 100          # estimated peak bytes per held ground row, plus LITERAL_BYTES per literal
+LITERAL_BYTES = 20       # (see _row_bytes)
 NETWORK_CLAUSE_BYTES = 120   # estimated peak bytes per distinct clause while merging and building the network
 ATOM_BYTES = 64          # estimated bytes per registered ground atom
+DUCKDB_SHARE = 0.25       # of the memory budget, DuckDB's own limit for its joins (beyond it they spill to disk)
+DUCKDB_MIN = 256 << 20
 COUNT_SECONDS = 10.0     # longest a template's groundings are counted before it is called too big
 PREFETCH = 128          # templates grounded by one query (see Grounder._prefetch)
 PREFETCH_MAX_ROWS = 1 << 18     # larger templates are streamed on their own (stream.py)
+
+
+def duckdb_share(budget: int) -> int:
+    """DuckDB's memory limit under a memory budget (bytes)."""
+    return max(DUCKDB_MIN, int(budget * DUCKDB_SHARE))
 
 
 def _peak_mb() -> float:
@@ -161,6 +168,7 @@ class Grounder:
             db_path=db_path,
             query_truth=self.query_truth,
             formula_constants=formula_constants(mln, self.templates),
+            memory_limit=f"{duckdb_share(self.memory_limit) >> 20}MB",
         )
         self.timings["store"] = time.perf_counter() - start
         self.registry = AtomRegistry(self.store)
@@ -290,9 +298,11 @@ class Grounder:
         self.bytes_used += n * ATOM_BYTES
 
     def _row_bytes(self, i: int) -> int:
-        """Estimated peak bytes per ground row of template ``i`` (result columns,
-        literal codes, merging and the network; measured on the tuffy workloads,
-        rounded up)."""
+        """Estimated peak bytes per held ground row of template ``i`` (its keys
+        while it streams, its distinct clauses until the merge, the merge and
+        the network). Measured peaks of the whole grounding, per clause: 60-75
+        on class-like N=100k-1M, 130-200 on social and Cora (1.8 literals per
+        clause); the estimate is rounded up."""
         return ROW_BYTES + LITERAL_BYTES * max(1, len(self.templates[i].literals))
 
     def _grounding_bound(self, i: int) -> float:
@@ -376,11 +386,18 @@ class Grounder:
         raise ResourceError(
             f"template {i} {self._template_text(i)} would produce {estimate} ground clauses, about "
             f"{format_bytes(rows * per_row)}; the memory budget is {format_bytes(self.memory_limit)} "
-            f"({format_bytes(self.bytes_used)} used by the templates before it).{hard} Ways out: ground less "
-            "(narrower queries, more evidence), lazy inference (--lazy: only the clauses a search touches), "
-            "--method cpi (cutting planes), inference over clusterings for an equivalence predicate "
-            "(--method agglomerative or mh), a machine or cluster with more memory, or a larger --memory-limit."
+            f"({format_bytes(self.bytes_used)} used by the templates before it).{hard} {self._ways_out()}"
         )
+
+    def _ways_out(self) -> str:
+        if self.query_truth:        # learning: the training data are ground in full
+            return ("Ways out: learn on smaller training databases (several .db files with "
+                    "--multiple-databases), leave hard formulas out (--drop-hard), a machine with more memory, "
+                    "or a larger --memory-limit.")
+        return ("Ways out: ground less (narrower queries, more evidence), lazy inference (--lazy: only the "
+                "clauses a search touches), --method cpi (cutting planes), inference over clusterings for an "
+                "equivalence predicate (--method agglomerative or mh), a machine or cluster with more memory, or "
+                "a larger --memory-limit.")
 
     def _check_merge(self, merger: Merger) -> None:
         """Stop before merging the ground rows and building the network would
@@ -394,8 +411,7 @@ class Grounder:
             raise ResourceError(
                 f"the ground network would have up to {n:,} clauses; merging them and building the network "
                 f"needs about {format_bytes(need)}, over the memory budget of {format_bytes(self.memory_limit)}. "
-                "Ways out: ground less (narrower queries, more evidence), lazy inference (--lazy), --method cpi "
-                "(cutting planes), a machine or cluster with more memory, or a larger --memory-limit.")
+                + self._ways_out())
 
     def _query(self, i: int):
         t = self.templates[i]
@@ -453,11 +469,16 @@ class Grounder:
                           for j, c in enumerate(cols)})
         return out
 
-    def stream_template(self, i: int, used: int = 0) -> tuple[Rows | None, dict]:
+    def stream_template(self, i: int, used: int = 0, parts: int = 1) -> tuple[Rows | None, dict]:
         """Like :meth:`ground_template` (templates without existential groups),
         with the rows streamed in chunks (``stream.py``): constant rows (false
         by evidence) and tautologies are counted in ``Rows.dropped`` instead of
-        returned, and only the live rows are held, as compact keys."""
+        returned, and only the live rows are held, as compact keys.
+
+        ``parts``: ground the template as that many disjoint queries (rows split
+        by a hash of their first column, see :meth:`part_sql`), each into its own
+        :class:`TemplateRows`, concatenated before registration: the result is
+        the same. This is the unit of work for grounding on several workers."""
         t = self.templates[i]
         info = {"rows": 0, "satisfied_by_groups": 0}
         q = self._query(i)
@@ -474,18 +495,35 @@ class Grounder:
                        "weight": 0.0 if t.hard else coef * self.params.initial_value(t)}
             param = None if t.hard else np.zeros(0, np.int32)
             return Rows(np.zeros((0, 0), np.int32), i, param, coef, dropped), info
-        acc = TemplateRows(self.registry, q, [q.var_cols[v] for v in t.plus_vars])
+        plus_cols = [q.var_cols[v] for v in t.plus_vars]
+        acc = TemplateRows(self.registry, q, plus_cols)
         remaining = self.memory_limit - self.bytes_used
         per_row = self._row_bytes(i)
-        for cols in fetch_chunks(self.store.con, q.sql):
-            acc.add(cols)
-            if acc.live * per_row > remaining:     # the count was skipped or wrong: stop now
-                self._too_big(i, float(acc.live), per_row, counted=True, partial=True)
+        for k in range(max(1, int(parts))):
+            part = acc if k == 0 else TemplateRows(self.registry, q, plus_cols)
+            for cols in fetch_chunks(self.store.con, self.part_sql(q, k, parts)):
+                part.add(cols)
+                if (acc.live + (part.live if part is not acc else 0)) * per_row > remaining:
+                    # the count was skipped or wrong: stop now
+                    self._too_big(i, float(acc.live + part.live), per_row, counted=True, partial=True)
+            if part is not acc:
+                acc.extend(part)
         info["rows"] = acc.rows
         rows = acc.finish(self.params, i, t)
         if rows is not None:
             self.bytes_used += len(rows) * self._row_bytes(i)
         return rows, info
+
+    @staticmethod
+    def part_sql(q, k: int, parts: int) -> str:
+        """Part ``k`` of ``parts`` of a template's grounding query: the rows whose
+        first output column hashes to ``k`` (all rows when ``parts`` is 1)."""
+        if parts <= 1:
+            return q.sql
+        cols = [c for out in q.literals for c in out.arg_cols] + list(q.var_cols.values())
+        if not cols:
+            return q.sql if k == 0 else f"SELECT * FROM ({q.sql}) AS s WHERE FALSE"
+        return f"SELECT * FROM ({q.sql}) AS s WHERE hash(s.{cols[0]}) % {int(parts)} = {int(k)}"
 
     def ground_template(self, i: int, used: int = 0, prefetched: tuple | None = None) -> tuple[Rows | None, dict]:
         """The ground rows of template ``i`` (evidence-simplified, not merged)

@@ -40,15 +40,24 @@ from .assemble import PAD, Rows
 CHUNK_ROWS = 1 << 20          # rows per fetched chunk (DuckDB vectors are 2,048 rows)
 
 
-def fetch_chunks(con, sql: str, rows: int = CHUNK_ROWS) -> Iterator[dict[str, np.ndarray]]:
-    """The result of ``sql`` as dictionaries of numpy columns, a chunk at a time."""
+def fetch_chunks(con, sql: str, rows: int | None = None) -> Iterator[dict[str, np.ndarray]]:
+    """The result of ``sql`` as dictionaries of numpy columns, a chunk of about
+    ``rows`` rows (default ``CHUNK_ROWS``) at a time."""
+    rows = CHUNK_ROWS if rows is None else int(rows)
     res = con.execute(sql)
     vectors = max(1, rows // 2048)
     while True:
         df = res.fetch_df_chunk(vectors)
         if len(df) == 0:
             return
-        yield {c: df[c].to_numpy() for c in df.columns}
+        cols = {c: df[c].to_numpy() for c in df.columns}
+        del df
+        n = len(next(iter(cols.values())))
+        if rows >= n:
+            yield cols
+            continue
+        for lo in range(0, n, rows):          # smaller than a DuckDB vector (tests)
+            yield {c: v[lo:lo + rows] for c, v in cols.items()}
 
 
 def distinct(a: np.ndarray) -> np.ndarray:

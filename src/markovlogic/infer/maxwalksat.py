@@ -985,7 +985,9 @@ def run_maxwalksat(
     for t in range(max_tries):
         search.reset(start_world(sat, search.rng, init if t == 0 else None), target_cost)
         remaining = max_flips
-        chunk = max_flips if deadline is None else min(max_flips, 20_000)
+        # under a deadline, a first short chunk measures the flip rate (a large
+        # network can flip slowly: 20,000 flips took 5 s on class-like N=100k)
+        chunk = max_flips if deadline is None else min(max_flips, 1_000)
         while True:
             steps = min(chunk, remaining)
             before = search.flips

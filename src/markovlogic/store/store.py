@@ -311,6 +311,12 @@ class EvidenceStore:
             config["threads"] = int(threads)
         if memory_limit:
             config["memory_limit"] = memory_limit
+        # joins beyond DuckDB's memory limit spill here (not to ./.tmp, DuckDB's default)
+        import os
+        import tempfile
+
+        self._temp_dir = os.path.join(tempfile.gettempdir(), f"markovlogic-duckdb-{os.getpid()}-{id(self):x}")
+        config["temp_directory"] = self._temp_dir
         self.con = open_database(db_path, config)
         _safe_optimizers(self.con)
         self._build_constant_tables()
@@ -645,7 +651,11 @@ class EvidenceStore:
         return tuple(self.constants.names)
 
     def close(self) -> None:
+        import shutil
+
         self.con.close()
+        if getattr(self, "_temp_dir", None):
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
 
     # ------------------------------------------------------------ query atoms
     def unknown_atoms_sql(self, name: str, pattern: tuple | None = None) -> str:
