@@ -94,6 +94,8 @@ def _sort_rows(codes: np.ndarray) -> np.ndarray:
     """Sort each row; narrow rows with a sorting network over columns
     (a few vectorised min/max passes instead of a per-row sort)."""
     w = codes.shape[1]
+    if w == 1:
+        return codes
     net = _NETWORKS.get(w)
     if net is None:
         return np.sort(codes, axis=1)
@@ -109,7 +111,7 @@ def canonical(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort each row, drop repeated literals; returns (codes, lengths, tautology)."""
     if codes.shape[1] == 0:
         n = len(codes)
-        return codes, np.zeros(n, np.int64), np.zeros(n, bool)
+        return codes, np.zeros(n, np.int16), np.zeros(n, bool)
     c = _sort_rows(codes)
     if c.shape[1] > 1:
         same = c[:, 1:] == c[:, :-1]
@@ -120,7 +122,7 @@ def canonical(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             c = _sort_rows(c)
     else:
         tautology = np.zeros(len(c), bool)
-    lengths = (c != PAD).sum(axis=1)
+    lengths = (c != PAD).sum(axis=1, dtype=np.int16 if c.shape[1] < 2**15 else np.int64)
     return c, lengths, tautology
 
 
@@ -135,10 +137,13 @@ def _group_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new = np.empty(n, dtype=bool)
     new[0] = True
     if bits * L <= 63:
-        key = block[:, 0].astype(np.int64)
-        for j in range(1, L):
-            key <<= bits
-            key |= block[:, j]
+        if L == 1:
+            key = block[:, 0]
+        else:
+            key = block[:, 0].astype(np.int64)
+            for j in range(1, L):
+                key <<= bits
+                key |= block[:, j]
         order = np.argsort(key, kind="stable")
         key = key[order]
         np.not_equal(key[1:], key[:-1], out=new[1:])
@@ -154,6 +159,68 @@ def _group_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     np.cumsum(new, out=gid)
     gid -= 1
     return order, gid
+
+
+def _reduce_packed(block: np.ndarray, param: np.ndarray | None):
+    """The distinct rows of an int32 matrix of literal codes with, per distinct
+    row, its parameters and how many rows use each: ``(distinct codes sorted,
+    entry row, entry parameter, entry count)`` (with ``param`` None: the
+    distinct rows and the number of rows, as ``(distinct, None, None, None,
+    n)``), from one in-place sort of packed keys; None when the codes and the
+    parameter do not fit in 63 bits."""
+    n, L = block.shape
+    if n == 0:
+        return None
+    bits = max(1, (int(block.max()) + 1).bit_length())
+    pbits = 0 if param is None else max(1, (int(param.max()) + 1).bit_length())
+    if bits * L + pbits > 63:
+        return None
+    key = block[:, 0].astype(np.int64)
+    for j in range(1, L):
+        key <<= bits
+        key |= block[:, j]
+    if param is not None:
+        key <<= pbits
+        key |= param
+    key.sort()
+    codes, e_u, e_p, e_cnt = _packed_runs(key, L, bits, pbits, param is not None)
+    return codes, e_u, e_p, e_cnt, n
+
+
+@numba.njit(cache=True)
+def _packed_runs(key, L, bits, pbits, with_param):
+    """Distinct clauses and (clause, parameter) runs of sorted packed keys."""
+    n = len(key)
+    n_clause = 0
+    n_entry = 0
+    for i in range(n):
+        if i == 0 or key[i] != key[i - 1]:
+            n_entry += 1
+            if i == 0 or (key[i] >> pbits) != (key[i - 1] >> pbits):
+                n_clause += 1
+    codes = np.empty((n_clause, L), np.int32)
+    e_u = np.empty(n_entry if with_param else 0, np.int32)
+    e_p = np.empty(n_entry if with_param else 0, np.int32)
+    e_cnt = np.zeros(n_entry if with_param else 0, np.int32)
+    mask = (np.int64(1) << bits) - 1
+    pmask = (np.int64(1) << pbits) - 1
+    c = -1
+    e = -1
+    for i in range(n):
+        if i == 0 or key[i] != key[i - 1]:
+            e += 1
+            if i == 0 or (key[i] >> pbits) != (key[i - 1] >> pbits):
+                c += 1
+                k = key[i] >> pbits
+                for j in range(L - 1, -1, -1):
+                    codes[c, j] = k & mask
+                    k >>= bits
+            if with_param:
+                e_u[e] = c
+                e_p[e] = key[i] & pmask
+        if with_param:
+            e_cnt[e] += 1
+    return codes, e_u, e_p, e_cnt
 
 
 @numba.njit(cache=True)
@@ -207,16 +274,23 @@ def _entries_pass(fill_mode, u, p, cnt, coef, group_map, clause_of_group, is_har
 
 
 @numba.njit(cache=True)
+def _shift_right(a):
+    for i in range(len(a) - 1, 0, -1):
+        a[i] = a[i - 1]
+    a[0] = 0
+
+
+@numba.njit(cache=True)
 def _sum_slots(start, p_slot, c_slot, k_slot):
     """Per clause (slots ``start[c]:start[c+1]``, in input order), the
     coefficients summed per parameter: each entry added ``count`` times, one
-    by one, as a row-by-row sum does; parameters ascending. Returns
-    (param_start, param_index, param_coef)."""
+    by one, as a row-by-row sum does; parameters ascending. The result is
+    written over the first slots of ``p_slot``/``c_slot``; returns
+    (param_start, number of entries)."""
     n_clauses = len(start) - 1
-    n = len(p_slot)
     out_start = np.zeros(n_clauses + 1, np.int64)
-    out_p = np.empty(n, np.int32)
-    out_c = np.empty(n, np.float64)
+    out_p = p_slot              # compacted in place: entry m is written after slot m is read
+    out_c = c_slot
     m = 0
     for c in range(n_clauses):
         s, e = start[c], start[c + 1]
@@ -243,7 +317,7 @@ def _sum_slots(start, p_slot, c_slot, k_slot):
             out_c[m] = total
             m += 1
         out_start[c + 1] = m
-    return out_start, out_p[:m].copy(), out_c[:m].copy()
+    return out_start, m
 
 
 class Merger:
@@ -343,6 +417,18 @@ class Merger:
             sel = np.flatnonzero(live & (ln == L)) if len(lengths) > 1 or not live.all() else None
             block = c[:, :L] if sel is None else c[sel, :L]
             block = np.ascontiguousarray(block)
+            if scalar or not soft:
+                p = None if not soft else (r.param if sel is None else r.param[sel])
+                packed = _reduce_packed(block, p)
+                if packed is not None:        # one sort of packed (codes, parameter) keys, no row order kept
+                    distinct, u, pe, cnt, n_rows = packed
+                    del block
+                    parts = self.blocks.setdefault(L, [])
+                    parts.append((b, distinct))
+                    self.n_live += n_rows
+                    if soft:
+                        self.entries.append((b, L, len(parts) - 1, u, pe, float(r.coef), cnt))
+                    continue
             order, gid = _group_rows(block)
             starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]]) if len(gid) else np.zeros(0, np.int64)
             distinct = block[order[starts]]
@@ -505,14 +591,18 @@ class Merger:
         p_slot = np.empty(n_entries, np.int32)
         c_slot = np.empty(n_entries, np.float64)
         k_slot = np.empty(n_entries, np.int32)
-        fill = counts[:-1].copy()
-        for k in range(len(records)):
+        for k in range(len(records)):          # counts[c] runs from the start of clause c to its end
             u, p, cnt, coef, gmap = records[k]
             records[k] = None
             _entries_pass(True, u, p, cnt, coef, gmap, clause_of_group, is_hard, moved, params,
-                          fill, p_slot, c_slot, k_slot)
-        del fill, records
-        param_start, param_index, param_coef = _sum_slots(counts, p_slot, c_slot, k_slot)
+                          counts[:-1], p_slot, c_slot, k_slot)
+        del records
+        _shift_right(counts)                    # back to the starts
+        param_start, m = _sum_slots(counts, p_slot, c_slot, k_slot)
+        del k_slot, counts
+        param_index = p_slot if m == len(p_slot) else p_slot[:m].copy()
+        param_coef = c_slot if m == len(c_slot) else c_slot[:m].copy()
+        del p_slot, c_slot
         return GroundClauses(
             clause_start=clause_start,
             lit_atom=lit_atom,

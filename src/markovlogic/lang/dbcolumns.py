@@ -101,8 +101,10 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
 
     Per line: ``kind`` 0 skip (blank or comment), 1 atom (``sign`` 1 true,
     0 false, -1 unknown; ``pred``; ``nargs`` and ``args``: interned ids), 2
-    another line. Stops early when an intern table would need to grow;
-    returns (lines done, position reached)."""
+    another line. Stops early when an intern table would need to grow, or
+    when a line has more arguments than ``args`` has columns (and fewer than
+    ``MAX_ARITY``); returns (lines done, position reached, 1 if it stopped
+    for a wide line else 0)."""
     p = lo
     line = 0
     maxa = args.shape[1]
@@ -115,7 +117,7 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
         n = le - p
         if (pcounts[0] + 2) * 2 > len(ptab) or pcounts[1] + n > len(pbuf) \
                 or (ccounts[0] + maxa + 1) * 2 > len(ctab) or ccounts[1] + n > len(cbuf):
-            return line, p
+            return line, p, 0
         # ---- an atom line?
         q = p
         ok = True
@@ -174,6 +176,8 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
                     ok = False
                     break
                 if k == maxa:
+                    if maxa < MAX_ARITY:
+                        return line, p, 1        # a wider line: the caller widens ``args`` and scans again
                     ok = False
                     break
                 starts[k] = s
@@ -211,7 +215,7 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
                 kind[line] = 2
         line += 1
         p = le + 1
-    return line, hi
+    return line, hi, 0
 
 
 @numba.njit(cache=True)
@@ -469,6 +473,7 @@ class ColumnReader:
         self._c = _Interner()
         self._parts: dict[tuple[int, int], list] = {}       # (pred id, arity) -> [(args, truth, line, file)]
         self._slow: list[tuple] = []                         # (file, EvidenceAtom)
+        self._width = 4                                      # argument columns of the kernel's output
         self.function_values: list[FunctionValue] = []
 
     def read_file(self, path: Path, filename: str) -> bool:
@@ -549,15 +554,20 @@ class ColumnReader:
         sign = np.zeros(n_lines, np.int8)
         pred = np.zeros(n_lines, np.int32)
         nargs = np.zeros(n_lines, np.int8)
-        args = np.zeros((n_lines, MAX_ARITY), np.int32)
+        args = np.zeros((n_lines, self._width), np.int32)     # widened when a line needs it
         p, c = self._p, self._c
         pos, line = 0, 0
         while pos < len(data):
-            done, reached = _scan(data, pos, len(data), kind[line:], sign[line:], pred[line:], nargs[line:],
-                                  args[line:], p.tab, p.info, p.buf, p.counts, c.tab, c.info, c.buf, c.counts)
+            done, reached, wide = _scan(data, pos, len(data), kind[line:], sign[line:], pred[line:], nargs[line:],
+                                        args[line:], p.tab, p.info, p.buf, p.counts, c.tab, c.info, c.buf, c.counts)
+            if wide:
+                self._width = MAX_ARITY
+                wider = np.zeros((n_lines, MAX_ARITY), np.int32)
+                wider[:, :args.shape[1]] = args
+                args = wider
             line += done
             pos = reached
-            if pos < len(data):
+            if pos < len(data) and not wide:
                 le = block.find(b"\n", pos)
                 width = (len(block) if le < 0 else le) - pos
                 p.grow(width, 2)
@@ -566,7 +576,7 @@ class ColumnReader:
         fast = np.flatnonzero(kind == 1)
         if len(fast):
             key = pred[fast].astype(np.int64) * (MAX_ARITY + 1) + nargs[fast]
-            for k in np.unique(key).tolist():
+            for k in _distinct(key).tolist():
                 sel = fast[key == k]
                 pid, arity = divmod(k, MAX_ARITY + 1)
                 self._parts.setdefault((pid, arity), []).append(
@@ -661,6 +671,17 @@ class ColumnReader:
                 rows.sub = sub
             cols.preds[key] = rows
         return cols
+
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (``np.unique``'s hash path is slow on big arrays)."""
+    s = np.sort(a)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
 
 
 def _cat(parts: list[np.ndarray], empty_shape: tuple, dtype) -> np.ndarray:

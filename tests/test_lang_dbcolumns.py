@@ -1,0 +1,130 @@
+"""Evidence read into columns (lang/dbcolumns.py) against the line-by-line
+reader (lang/dbfast.py): the same atoms, truth values and positions, on
+every kind of line, across block boundaries, growing intern tables, wide
+atoms, encodings; and the errors of the checks at the same places."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from markovlogic import MLN, Database
+from markovlogic.errors import EvidenceError
+from markovlogic.lang import dbcolumns
+from markovlogic.lang.dbfast import parse_db_lines
+
+LINES = [
+    "P(A,B)", "!Q(C)", "?R(1)", "P( A , B )", "  !P(X,Y)  ", "\tQ(D)\t", "P(A1-b,c'd)", "R(1.5)", "R(2e10)",
+    "Q(\"a string\")", "P(A,B) P(C,D)", "Q(E) // a comment", "// only a comment", "", "   ",
+    "Alice = f(Bob)", "Q(F)\r", "R(12abc)", "S(a,b,c,d,e,f,g)", "Q(G", "P(,)", "?Q(H)", "!!Q(I)", "Q (J)",
+    "R(1.)", "R(.5)", "Q(_x)", "W(" + ",".join(f"c{i}" for i in range(20)) + ")",
+]
+
+
+def _expected(text: str, name: str):
+    atoms, values = parse_db_lines(text, name)
+    return [(a.atom, a.truth, (a.pos.file, a.pos.line, a.pos.column)) for a in atoms], values
+
+
+def _got(db):
+    return [(a.atom, a.truth, (a.pos.file, a.pos.line, a.pos.column)) for a in db.atoms]
+
+
+def _good_lines(rng, n):
+    good = [ln for ln in LINES if ln not in ("Q(G", "P(,)", "!!Q(I)", "R(12abc)", "R(1.)", "R(.5)")]
+    return [rng.choice(good) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_columns_match_the_line_reader(tmp_path, seed, monkeypatch):
+    rng = random.Random(seed)
+    lines = _good_lines(rng, 300)
+    text = "\n".join(lines) + ("\n" if seed % 2 else "")
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    monkeypatch.setattr(dbcolumns, "BLOCK", 97)            # many blocks, lines cut at every place
+    db = Database.from_file(path)
+    atoms, values = _expected(text, str(path))
+    assert _got(db) == atoms
+    assert db.function_values == values
+    assert len(db.atoms) == len(atoms)
+
+
+def test_every_line_kind_from_a_string():
+    lines = [ln for ln in LINES if ln not in ("Q(G", "P(,)", "!!Q(I)", "R(12abc)", "R(1.)", "R(.5)")]
+    text = "\n".join(lines)
+    db = Database.from_string(text, filename="s.db")
+    atoms, values = _expected(text, "s.db")
+    assert _got(db) == atoms and db.function_values == values
+
+
+def test_many_constants_grow_the_intern_tables(tmp_path):
+    text = "".join(f"P(C{i},D{i % 1000})\n" for i in range(50_000))
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    db = Database.from_file(path)
+    atoms, _ = _expected(text, str(path))
+    assert _got(db) == atoms
+
+
+def test_byte_order_mark_crlf_and_latin1(tmp_path):
+    path = tmp_path / "bom.db"
+    path.write_bytes(b"\xef\xbb\xbfP(A,B)\r\n  Q(C)\r\n")
+    assert _got(Database.from_file(path)) == _expected("P(A,B)\r\n  Q(C)\r\n", str(path))[0]
+    latin = tmp_path / "latin.db"
+    latin.write_bytes(b'P(A,B)\nQ("caf\xe9")\nQ(D)\n')
+    assert _got(Database.from_file(latin)) == _expected('P(A,B)\nQ("caf\xe9")\nQ(D)\n', str(latin))[0]
+
+
+def test_a_block_comment_reads_the_file_as_text(tmp_path):
+    path = tmp_path / "c.db"
+    text = "P(A,B)\n/* Q(X)\nQ(Y) */ Q(Z)\nQ(W)\n"
+    path.write_text(text)
+    assert _got(Database.from_file(path)) == _expected(text, str(path))[0]
+
+
+def test_several_files_keep_their_order_and_names(tmp_path):
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    a.write_text("P(A,B)\nQ(C)\n")
+    b.write_text("Q(D)\nP(E,F)\n")
+    db = Database.from_file([a, b])
+    assert [(str(x.atom), x.pos.file, x.pos.line) for x in db.atoms] == [
+        ("P(A,B)", str(a), 1), ("Q(C)", str(a), 2), ("Q(D)", str(b), 1), ("P(E,F)", str(b), 2)]
+
+
+MODEL = "P(t, t)\nQ(t)\nColor(t, c!)\n1 P(x, y) => Q(x)\n"
+
+
+def test_errors_name_the_place_in_a_large_file(tmp_path):
+    mln = MLN.from_string(MODEL)
+    body = "".join(f"P(A{i},B{i})\n" for i in range(20_000))
+    cases = [
+        ("Undeclared(A)\n", "undeclared predicate 'Undeclared'", 20_001, 1),
+        ("   Q(A,B)\n", "predicate 'Q' takes 1 argument", 20_001, 4),
+        ("!P(A7,B7)\n", "contradictory evidence: P(A7,B7) is given as false here and as true at line 8, column 1",
+         20_001, 1),
+        ("Color(A, Red)\nColor(A, Blue)\n", "Color(A,Blue) and Color(A,Red) are both true", 20_002, 1),
+    ]
+    for tail, message, line, column in cases:
+        path = tmp_path / "e.db"
+        path.write_text(body + tail)
+        with pytest.raises(EvidenceError) as info:
+            Database.from_file(path, mln=mln)
+        err = info.value
+        assert message in str(err), str(err)
+        assert (err.file, err.line, err.column) == (str(path), line, column)
+        assert err.source_line is not None and err.source_line.strip() == tail.splitlines()[-1].strip()
+
+
+@pytest.mark.parametrize("bad", ["Q(G", "P(,)", "!!Q(I)", "R(12abc)", "R(1.)", "R(-3)"])
+def test_bad_lines_give_the_line_readers_error(tmp_path, bad):
+    from markovlogic.errors import MarkovLogicError
+
+    text = "P(A,B)\nQ(C)\n" + bad + "\nQ(D)\n"
+    with pytest.raises(MarkovLogicError) as expected:
+        parse_db_lines(text, "e.db")
+    with pytest.raises(MarkovLogicError) as got:
+        Database.from_string(text, filename="e.db")
+    assert str(got.value) == str(expected.value)
+    assert (got.value.line, got.value.column) == (expected.value.line, expected.value.column)
