@@ -424,8 +424,8 @@ def _check_database(db, mln) -> None:
         if decl is None or decl.arity != arity:
             consider(int(keys[0]), "signature", rows, 0, None)
             continue
-        if len(rows) < 2:
-            continue
+        if len(rows) < 2 or rows.truth.min() == rows.truth.max():
+            continue                    # one truth value: no contradiction possible
         code = _row_codes(rows.args)
         _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)

@@ -62,6 +62,16 @@ def _digit(c):
 
 
 @numba.njit(cache=True)
+def _same(data, s, e, ls, le):
+    if ls < 0 or e - s != le - ls:
+        return False
+    for i in range(e - s):
+        if data[s + i] != data[ls + i]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
 def _intern(data, s, e, tab, info, buf, counts):
     """Id of the bytes ``data[s:e]`` in an open-addressing table (new: added)."""
     h = np.uint64(14695981039346656037)
@@ -110,6 +120,11 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
     maxa = args.shape[1]
     starts = np.empty(maxa, np.int64)
     ends = np.empty(maxa, np.int64)
+    # the previous line's names, per place: sorted files repeat them (Friends(P7, ...)
+    # ten times), and comparing with bytes still in cache skips the hash table
+    last_s = np.full(maxa + 1, -1, np.int64)
+    last_e = np.full(maxa + 1, -1, np.int64)
+    last_id = np.zeros(maxa + 1, np.int64)
     while p < hi:
         le = p
         while le < hi and data[le] != 10:
@@ -200,10 +215,18 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
         if ok:
             kind[line] = 1
             sign[line] = sg
-            pred[line] = _intern(data, ns, ne, ptab, pinfo, pbuf, pcounts)
+            if _same(data, ns, ne, last_s[maxa], last_e[maxa]):
+                pred[line] = last_id[maxa]
+            else:
+                pred[line] = _intern(data, ns, ne, ptab, pinfo, pbuf, pcounts)
+                last_s[maxa], last_e[maxa], last_id[maxa] = ns, ne, pred[line]
             nargs[line] = k
             for j in range(k):
-                args[line, j] = _intern(data, starts[j], ends[j], ctab, cinfo, cbuf, ccounts)
+                if _same(data, starts[j], ends[j], last_s[j], last_e[j]):
+                    args[line, j] = last_id[j]
+                else:
+                    args[line, j] = _intern(data, starts[j], ends[j], ctab, cinfo, cbuf, ccounts)
+                    last_s[j], last_e[j], last_id[j] = starts[j], ends[j], args[line, j]
         else:
             # ---- a blank or comment line?
             q = p
@@ -671,6 +694,35 @@ class ColumnReader:
                 rows.sub = sub
             cols.preds[key] = rows
         return cols
+
+
+@numba.njit(cache=True)
+def _first_seen(codes, n_codes, out):
+    seen = np.zeros(n_codes, np.bool_)
+    k = 0
+    for i in range(len(codes)):
+        c = codes[i]
+        if not seen[c]:
+            seen[c] = True
+            out[k] = c
+            k += 1
+    return k
+
+
+def first_appearance(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """The distinct values of ``codes`` (in ``0..n_codes-1``) in the order of
+    their first appearance, in one pass."""
+    out = np.empty(min(len(codes), n_codes), dtype=np.int64)
+    k = _first_seen(np.asarray(codes), int(n_codes), out)
+    return out[:k]
+
+
+def has_duplicates(keys: np.ndarray) -> bool:
+    """Whether an int64 array has a repeated value (one sort of a copy)."""
+    if len(keys) < 2:
+        return False
+    s = np.sort(keys)
+    return bool((s[1:] == s[:-1]).any())
 
 
 def _distinct(a: np.ndarray) -> np.ndarray:

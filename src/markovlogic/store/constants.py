@@ -77,6 +77,14 @@ class ConstantTable:
         """Add every name of an iterable to a type (interning new ones)."""
         table = self.members.setdefault(type_name, {})
         ids = self.ids
+        if isinstance(names, list) and len(names) > 64 and len(set(names)) == len(names):
+            # distinct names (a column's constants in order of appearance): in bulk
+            new = [n for n in names if n not in ids]
+            start = len(self.names)
+            ids.update(zip(new, range(start, start + len(new))))
+            self.names.extend(new)
+            table.update(dict.fromkeys(map(ids.__getitem__, names)))
+            return
         for name in names:
             cid = ids.get(name)
             if cid is None:
@@ -84,6 +92,10 @@ class ConstantTable:
                 ids[name] = cid
                 self.names.append(name)
             table[cid] = None
+
+    def ids_of(self, names: list[str]) -> np.ndarray:
+        """int32 ids of interned names."""
+        return np.fromiter(map(self.ids.__getitem__, names), dtype=np.int32, count=len(names))
 
     def __len__(self) -> int:
         return len(self.names)
@@ -98,11 +110,18 @@ class ConstantTable:
         """Columns of the ``consts`` table: id, name, sval, num, inum (NaN/None
         where a constant is not a number)."""
         n = len(self.names)
-        svals = [constant_value(x) for x in self.names]
+        names = np.array(self.names, dtype=object)
+        # only names that start with '"' or with a character a number starts with
+        # need per-name work (values and numbers); the rest are their own values
+        first = np.array([x[:1] for x in self.names], dtype=object) if n else np.zeros(0, object)
+        special = np.flatnonzero((first == '"') | np.isin(first, ["+", "-", "."])
+                                 | np.fromiter((f.isdigit() for f in first), dtype=bool, count=n))
+        svals = names.copy()
         num = np.full(n, np.nan)
         inum = np.zeros(n, dtype=np.int64)
         has_inum = np.zeros(n, dtype=bool)
-        for i, s in enumerate(svals):
+        for i in special.tolist():
+            s = svals[i] = constant_value(self.names[i])
             if s and (s[0].isdigit() or s[0] in "+-."):
                 f = constant_number(s)
                 if f is not None:
@@ -113,8 +132,8 @@ class ConstantTable:
                         has_inum[i] = True
         return {
             "id": np.arange(n, dtype=np.int32),
-            "name": np.array(self.names, dtype=object),
-            "sval": np.array(svals, dtype=object),
+            "name": names,
+            "sval": svals,
             "num": num,
             "inum": inum,
             "has_inum": has_inum,

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import EvidenceError, QueryError
 from ..lang.ast import Const, FunctionValue, Query, Var
-from ..lang.dbcolumns import EvidenceColumns, PredRows
+from ..lang.dbcolumns import EvidenceColumns, PredRows, first_appearance, has_duplicates
 from ..model import MLN, Database
 from .constants import ConstantTable
 from .world import WorldSpec, resolve_world
@@ -214,14 +214,12 @@ class _PredEvidence:
             at = 0
             for cols, rows in self.parts:
                 codes = rows.args[:, j]
-                u, first = np.unique(codes, return_index=True)
-                u = u[np.argsort(first, kind="stable")]
                 names = cols.consts
+                u = first_appearance(codes, len(names))
                 new = [names[c] for c in u.tolist()]
                 consts.add_many(tname, new)
-                ids = consts.ids
                 lookup = np.zeros(len(names), dtype=np.int32)
-                lookup[u] = np.fromiter((ids[x] for x in new), dtype=np.int32, count=len(new))
+                lookup[u] = consts.ids_of(new)
                 out[at:at + len(rows), j] = lookup[codes]
                 at += len(rows)
         return out
@@ -450,6 +448,8 @@ class EvidenceStore:
         if len(truth) < 2:
             return args, truth, None
         key = row_keys(args)
+        if not has_duplicates(key):
+            return args, truth, None
         uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         if len(uniq) == len(truth):
