@@ -118,3 +118,25 @@ def test_constant_rows_are_counted_not_held():
     assert net.stats["soft_false_by_evidence"] == 2              # A-B-C and B-C-D: F(x, z) false
     assert net.stats["soft_false_weight"] == pytest.approx(0.8)
     assert net.n_clauses == 4 and np.all(net.lit_positive)
+
+
+@pytest.mark.parametrize("name", ["tuffy-cse", "classlike-3000", "social-3000", "tuffy-cse-blocks-as-clauses"])
+def test_solver_arrays_of_a_ground_network_skip_normalising_and_are_the_same(name):
+    """kernels_state.normalise_clauses takes a short path for the grounder's
+    canonical clauses (no copies, no sort): the arrays must equal the general
+    path's."""
+    from markovlogic.infer import kernels_state as K
+
+    spec = golden_networks.workloads()[name]
+    if isinstance(spec[0], Path) and not spec[0].exists():
+        pytest.skip("data not found")
+    net = golden_networks.ground_one(spec)
+    fast = K.sat_arrays(net)
+    slow = K.normalise_clauses(net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive, net.weight,
+                               net.is_hard, net.block_start, net.block_atoms, orig_clause=np.arange(net.n_clauses))
+    for field in fast._fields:
+        a, b = getattr(fast, field), getattr(slow, field)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), field
+        else:
+            assert a == b, field

@@ -97,6 +97,47 @@ def reverse_index(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.nd
     return atom_lit_start, atom_lit
 
 
+@nb.njit(cache=True)
+def _canonical(clause_start, lit_atom, weight, is_hard):
+    """Every clause non-empty, its atoms strictly increasing (no repeated atom,
+    no tautology), and hard or of non-zero weight."""
+    for c in range(len(clause_start) - 1):
+        s, e = clause_start[c], clause_start[c + 1]
+        if e <= s or (not is_hard[c] and weight[c] == 0.0):
+            return False
+        for i in range(s + 1, e):
+            if lit_atom[i] <= lit_atom[i - 1]:
+                return False
+    return True
+
+
+@nb.njit(cache=True)
+def _lit_clause(clause_start, n_lits):
+    out = np.empty(n_lits, np.int32)
+    for c in range(len(clause_start) - 1):
+        for i in range(clause_start[c], clause_start[c + 1]):
+            out[i] = c
+    return out
+
+
+@nb.njit(cache=True)
+def _fill_reverse(lit_atom, start, out):
+    fill = start[:-1].copy()
+    for i in range(len(lit_atom)):
+        a = lit_atom[i]
+        out[fill[a]] = i
+        fill[a] += 1
+
+
+def _counting_reverse(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`reverse_index` by a counting sort (the same arrays, no argsort)."""
+    start = np.zeros(n_atoms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=start[1:])
+    out = np.empty(len(lit_atom), dtype=np.int32)
+    _fill_reverse(lit_atom, start, out)
+    return start, out
+
+
 def normalise_clauses(
     n_atoms: int,
     clause_start: np.ndarray,
@@ -115,6 +156,22 @@ def normalise_clauses(
     weight = np.asarray(weight, dtype=np.float64)
     is_hard = np.asarray(is_hard, dtype=bool)
     n_clauses = len(clause_start) - 1
+    if orig_clause is None and _canonical(clause_start, lit_atom, weight, is_hard):
+        # the grounder's clauses: nothing to drop or reorder, no copies of the
+        # literal arrays and no sort (tens of bytes per clause less at scale)
+        lit_clause = _lit_clause(clause_start, len(lit_atom))
+        atom_lit_start, atom_lit = _counting_reverse(n_atoms, lit_atom)
+        block_start = np.asarray(block_start, dtype=np.int64)
+        block_atoms = np.asarray(block_atoms, dtype=np.int32)
+        atom_block = np.full(n_atoms, -1, dtype=np.int32)
+        atom_block[block_atoms] = np.repeat(np.arange(len(block_start) - 1, dtype=np.int32), np.diff(block_start))
+        return SatArrays(
+            n_atoms=int(n_atoms), clause_start=clause_start, lit_atom=lit_atom, lit_positive=lit_positive,
+            lit_clause=lit_clause, weight=np.where(is_hard, 0.0, weight), is_hard=is_hard,
+            orig_clause=np.arange(n_clauses, dtype=np.int64), atom_lit_start=atom_lit_start, atom_lit=atom_lit,
+            occ_clause=lit_clause[atom_lit], occ_positive=lit_positive[atom_lit], block_start=block_start,
+            block_atoms=block_atoms, atom_block=atom_block, const_score=0.0, const_cost=0.0, n_empty_hard=0,
+        )
     if orig_clause is None:
         orig_clause = np.arange(n_clauses, dtype=np.int64)
     sizes = np.diff(clause_start)
