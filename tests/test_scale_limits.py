@@ -118,3 +118,18 @@ def test_learning_cora_with_hard_transitivity_stops_within_a_small_budget(tmp_pa
     assert code == 2
     assert "would produce" in err and "memory budget is 300.0 MB" in err and "cora-er.mln:" in err
     assert "--multiple-databases" in err and "Traceback" not in err and not out.exists()
+
+
+def test_a_solver_that_would_outgrow_the_budget_is_stopped_before_it_starts():
+    from markovlogic.errors import ResourceError
+    from markovlogic.resources import set_memory_limit
+
+    mln = MLN.from_string("P(t)\nQ(t)\nR(t, t)\n1 P(x) ^ R(x, y) => Q(y)\n")
+    db = Database.from_string("".join(f"R(C{i},C{j})\n" for i in range(150) for j in range(0, 150, 3)), mln=mln)
+    set_memory_limit("2M")
+    try:
+        with pytest.raises(ResourceError, match=r"ilp on the ground network \([0-9,]+ clauses.*memory budget is "
+                                                r"2\.0 MB.*--method maxwalksat"):
+            map_inference(mln, db, "P,Q", method="ilp", max_seconds=30)
+    finally:
+        set_memory_limit(None)

@@ -256,12 +256,14 @@ def map_inference(
         hard_net = net
         if hard_weight is not None:
             net = net.softened(float(hard_weight))
-        from .infer.plan import exact_fits, maxwalksat_instead
+        from .infer.plan import check_memory, exact_fits, maxwalksat_instead
 
         if method == "ilp" and not exact_fits(net, options.get("max_seconds")):
             # too large to set the exact model up within the limit (infer/plan.py)
+            check_memory(net, "maxwalksat")
             result = maxwalksat_instead(net, options["max_seconds"])
         else:
+            check_memory(net, method)
             result = solve_map(net, method=method, **options)
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
@@ -325,6 +327,9 @@ def marginal_inference(
     start = time.perf_counter()
     net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
     ground_seconds = time.perf_counter() - start
+    from .infer.plan import check_memory
+
+    check_memory(net, method)
     result = solve_marginals(net, method=method, **options)
     return Marginals(
         network=net,

@@ -93,3 +93,16 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TB"
+
+
+def check_budget(what: str, need: float, ways_out: str) -> None:
+    """Stop before a step that needs ``need`` more bytes than the budget leaves
+    (the default budget is 60 % of the memory available now, so what is
+    already allocated counts; an explicit ``--memory-limit`` is compared with
+    ``need`` as given: include what the step keeps alive)."""
+    from .errors import ResourceError
+
+    budget = memory_budget()
+    if need > budget:
+        raise ResourceError(f"{what} needs about {format_bytes(need)}; the memory budget is "
+                            f"{format_bytes(budget)}. {ways_out}")

@@ -61,4 +61,30 @@ def maxwalksat_instead(net: GroundNetwork, seconds: float, seed: int = 0) -> Map
     return res
 
 
-__all__ = ["exact_fits", "exact_setup_seconds", "maxwalksat_instead", "score_bound"]
+# bytes per ground clause (1.8 literals on average) that a method allocates
+# beyond the network: MaxWalkSAT measured ~175 on social N=1M (its clause
+# records, occurrence lists and solver arrays); the others are rounded up
+# from the same structures (MC-SAT keeps a second search for SampleSAT; the
+# ILP's model and HiGHS's copy of it)
+SOLVER_CLAUSE_BYTES = {"maxwalksat": 200, "mcsat": 300, "gibbs": 150, "mh": 150, "ilp": 600, "cpsat": 800,
+                       "sgmp": 300, "multitask-mh": 200}
+
+
+def check_memory(net: GroundNetwork, method: str) -> None:
+    """Stop with the estimate before a solver would outgrow the memory budget."""
+    from ..resources import _limit, check_budget
+
+    per = SOLVER_CLAUSE_BYTES.get(method)
+    if per is None or net.n_clauses == 0:
+        return
+    need = per * net.n_clauses
+    if _limit is not None:             # an explicit budget covers the network the solver works on
+        need += net.nbytes()
+    check_budget(
+        f"{method} on the ground network ({net.n_clauses:,} clauses, {net.nbytes() / 2**20:,.0f} MB)", need,
+        "Ways out: --method maxwalksat (the leanest solver), lazy inference (--lazy: only the clauses a search "
+        "touches), less to ground (narrower queries, more evidence), a machine or cluster with more memory, or a "
+        "larger --memory-limit.")
+
+
+__all__ = ["check_memory", "exact_fits", "exact_setup_seconds", "maxwalksat_instead", "score_bound"]

@@ -110,6 +110,21 @@ def _check_numbers(iterations: int | None, prior_stddev: float | None) -> None:
         raise OptionError(f"prior-stddev must be positive, got {prior_stddev!r}")
 
 
+LEARNER_CLAUSE_BYTES = 400       # a learner's arrays per training clause beyond the network: the chains or
+                                 # searches of its inference (MC-SAT, MaxWalkSAT) and per-clause counts
+
+
+def _check_learner_memory(nets: Sequence[GroundNetwork], method: str) -> None:
+    """Stop with the estimate before a learner would outgrow the memory budget."""
+    from ..resources import _limit, check_budget
+
+    clauses = sum(n.n_clauses for n in nets)
+    need = LEARNER_CLAUSE_BYTES * clauses + (sum(n.nbytes() for n in nets) if _limit is not None else 0)
+    check_budget(f"learning ({method}) on {clauses:,} ground training clauses", need,
+                 "Ways out: smaller training databases (several .db files with --multiple-databases), "
+                 "--drop-hard, --method pll (the leanest), a machine with more memory, or a larger --memory-limit.")
+
+
 def ground_training(
     mln: "MLN",
     dbs: Sequence["Database"],
@@ -264,6 +279,7 @@ def learn_model(
     if hidden_preds:
         nets = [_hide(net, hidden_preds) for net in nets]
     ground_seconds = time.perf_counter() - start
+    _check_learner_memory(nets, method)
     from .hidden import has_unknown
 
     unknown = has_unknown(nets)
