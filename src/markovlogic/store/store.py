@@ -304,7 +304,12 @@ class EvidenceStore:
         self._check_function_values(by_func, func_args)
 
         # ---- 4. DuckDB
-        config = {"preserve_insertion_order": False}
+        # DuckDB's allocator returns freed memory to the system soon (in the
+        # background) instead of keeping its peak: the network is built after
+        # the queries, in the same process (social N=300k: -25 % resident
+        # memory after grounding, -5 % at the peak)
+        config = {"preserve_insertion_order": False, "allocator_background_threads": True,
+                  "allocator_flush_threshold": "16MB"}
         if threads:
             config["threads"] = int(threads)
         if memory_limit:
