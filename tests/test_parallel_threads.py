@@ -178,3 +178,26 @@ def test_cli_threads_bad_value_exits_2(tmp_path):
     assert out.returncode == 2
     assert "threads must be a positive integer" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_per_database_learning_on_threads_is_thread_independent():
+    from markovlogic import MLN, Database
+
+    mln = MLN.from_file("examples/smokers/smokers.mln")
+    db = Database.from_file("examples/smokers/evidence.db", mln=mln)
+    kwargs = dict(query_predicates=["Cancer"], method="dn", multiple_databases=True, iterations=5, seed=3)
+    one = mln.learn([db, db, db], threads=1, **kwargs)
+    two = mln.learn([db, db, db], threads=2, **kwargs)
+    assert [f.weight for f in one.formulas] == [f.weight for f in two.formulas]
+
+
+def test_learn_cli_threads_and_bad_ray_options(tmp_path):
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "markovlogic.cli", "learn", "-i", "examples/smokers/smokers.mln",
+            "-t", "examples/smokers/evidence.db", "--ne", "Cancer", "-g", "-o", str(tmp_path / "out.mln")]
+    ok = subprocess.run(base + ["--threads", "2"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    bad = subprocess.run(base + ["--ray-workers", "2"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--ray-workers applies with --ray-address" in bad.stderr

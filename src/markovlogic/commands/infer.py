@@ -281,6 +281,9 @@ def infer_command(
         atoms=net.n_atoms, query_atoms=int(net.is_query.sum()), clauses=net.n_clauses,
         hard_clauses=int(net.is_hard.sum()), components=net.n_components, peak_mb=peak_mb(),
     )
+    if answer.stats.get("distributed"):
+        # on Ray the driver never holds the clauses: the parts' counts (before merging across parts)
+        stats.update(clauses=answer.stats.get("ground_clauses"), hard_clauses=None)
     if result is not None:
         write_text_atomic(result, text)
     else:
