@@ -11,12 +11,18 @@ the same interface and sends each task to a worker process.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 
 class ThreadExecutor:
-    """``map`` on a pool of ``threads`` threads (inline when 1)."""
+    """``map`` on ``threads`` daemon threads (inline when 1).
+
+    Daemon threads, waited for with short timed joins: Ctrl-C reaches the
+    calling thread at once (a compiled kernel on a worker cannot be
+    interrupted; the process exits without waiting for it, as the CLI does
+    with exit status 130), where a ``ThreadPoolExecutor`` would make the
+    interpreter wait for its workers."""
 
     def __init__(self, threads: int) -> None:
         self.workers = max(1, int(threads))
@@ -25,15 +31,34 @@ class ThreadExecutor:
         args = list(args)
         if self.workers == 1 or len(args) <= 1:
             return [fn(*a) for a in args]
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(args)),
-                                thread_name_prefix="markovlogic") as pool:
-            futures = [pool.submit(fn, *a) for a in args]
-            try:
-                return [f.result() for f in futures]
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        results: list = [None] * len(args)
+        errors: list = [None] * len(args)
+        lock = threading.Lock()
+        next_index = [0]
+
+        def work() -> None:
+            while True:
+                with lock:
+                    i = next_index[0]
+                    next_index[0] += 1
+                if i >= len(args):
+                    return
+                try:
+                    results[i] = fn(*args[i])
+                except BaseException as exc:       # re-raised in the caller, in task order
+                    errors[i] = exc
+
+        threads = [threading.Thread(target=work, name=f"markovlogic-{k}", daemon=True)
+                   for k in range(min(self.workers, len(args)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.1)
+        for exc in errors:
+            if exc is not None:
+                raise exc
+        return results
 
 
 def executor_for(options) -> ThreadExecutor:
