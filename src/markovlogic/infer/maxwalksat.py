@@ -176,7 +176,7 @@ def occurrence_info(sat: SatArrays) -> tuple[np.ndarray, np.ndarray]:
     return info, sw
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _occurrence_info(clause_start, lit_atom, lit_positive, weight, is_hard,
                      atom_lit, occ_clause, occ_positive, pack, info, sw):
     for k in range(len(occ_clause)):
@@ -214,7 +214,7 @@ def short_clause_keys(sat: SatArrays) -> np.ndarray:
     return key
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _short_clause_keys(clause_start, lit_atom, lit_positive, weight, is_hard, key):
     for c in range(len(clause_start) - 1):
         s = clause_start[c]
@@ -248,7 +248,7 @@ def _count(st):
     return (st >> np.int64(32)) & _COUNT_MASK
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
                 val, P, bad, bad_pos, ist, fst):
     """Clause states, flip values, bad-clause list and cost for ``world``.
@@ -416,7 +416,7 @@ def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, 
     return hv, sv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _run(n_steps, noise, rs,
          world, best_world, clause_start, lit_atom, lit_positive,
          atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
@@ -584,7 +584,7 @@ def _run(n_steps, noise, rs,
                log_full)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, clause_comp, comp_h, comp_c):
     """Violated hard clauses and cost of each component in ``world``."""
     comp_h[:] = 0
@@ -612,7 +612,7 @@ def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, cl
 _LOG_MIN_ATOMS = 8192
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _log_add(x, k, comp_start, log_next, in_log, log_head, log_count, log_full):
     """Log atom ``x`` of component ``k`` (once); past half the component the
     log becomes "every atom" (``log_full``) and its list is dropped."""
@@ -632,7 +632,7 @@ def _log_add(x, k, comp_start, log_next, in_log, log_head, log_count, log_full):
         log_full[k] = True
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _log_sync(k, world, best_world, comp_start, comp_atoms, log_next, in_log, log_head, log_count, log_full):
     """``best_world`` = ``world`` on component ``k``'s logged atoms; the log is emptied."""
     if log_full[k]:
@@ -650,7 +650,7 @@ def _log_sync(k, world, best_world, comp_start, comp_atoms, log_next, in_log, lo
     log_count[k] = 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best, log_next, in_log, log_head, log_count,
                log_full):
     """Bring ``best_world`` up to date on the components at their best state."""
@@ -665,7 +665,7 @@ def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best, log_next
                 best_world[x] = world[x]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
              block_start, block_atoms, atom_block, block_true, bad, bad_pos, stamp, adj, ist, fst,
              max_sweeps):
@@ -724,7 +724,7 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
     return moves
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _descend_pairs(world, clause_start, lit_atom, lit_positive, weight, is_hard, atom_lit_start, occ_clause,
                    occ_positive, occ_info, occ_sw, rec, wv, r32, val, P, atom_block, bad, bad_pos, ist, fst,
                    dirty, mark, acc_h, acc_s, touched):
@@ -799,7 +799,7 @@ def _descend_pairs(world, clause_start, lit_atom, lit_positive, weight, is_hard,
     return moves
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _mark_neighbours(a, clause_start, lit_atom, atom_lit_start, occ_clause, dirty):
     """Mark ``a`` and every atom sharing a clause with it."""
     dirty[a] = True
@@ -809,7 +809,7 @@ def _mark_neighbours(a, clause_start, lit_atom, atom_lit_start, occ_clause, dirt
             dirty[lit_atom[j]] = True
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _mark_changed(before, world, clause_start, lit_atom, atom_lit_start, occ_clause, dirty):
     """Mark the neighbourhoods of the atoms whose value differs from ``before``."""
     for a in range(len(world)):
