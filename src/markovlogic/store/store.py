@@ -319,6 +319,7 @@ class EvidenceStore:
         import tempfile
 
         self._temp_dir = os.path.join(tempfile.gettempdir(), f"markovlogic-duckdb-{os.getpid()}-{id(self):x}")
+        self._temp_owner = os.getpid()        # a copy of the store in another process leaves it alone
         config["temp_directory"] = self._temp_dir
         self.con = open_database(db_path, config)
         _safe_optimizers(self.con)
@@ -658,8 +659,10 @@ class EvidenceStore:
     def close(self) -> None:
         import shutil
 
+        import os
+
         self.con.close()
-        if getattr(self, "_temp_dir", None):
+        if getattr(self, "_temp_dir", None) and getattr(self, "_temp_owner", None) == os.getpid():
             shutil.rmtree(self._temp_dir, ignore_errors=True)
 
     # ------------------------------------------------------------ query atoms
