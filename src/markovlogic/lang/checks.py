@@ -405,7 +405,7 @@ def check_database(db, mln) -> None:
 
 
 def _check_database(db, mln) -> None:
-    from .dbcolumns import CODE_TRUTH, EvidenceColumns
+    from .dbcolumns import EvidenceColumns
 
     cols = db.columns if getattr(db, "columns", None) is not None else EvidenceColumns.from_atoms(db.atoms)
     predicates = mln.predicates

@@ -620,7 +620,6 @@ class ColumnReader:
         if len(nl) < len(kind):
             offsets[len(kind)] = len(block) + 1
         is_atom = kind == 1
-        i = 0
         slow_set = slow.tolist()
         k = 0
         while k < len(slow_set):
@@ -636,7 +635,6 @@ class ColumnReader:
                     self.function_values.append(item)
             while k < len(slow_set) and slow_set[k] < stop:
                 k += 1
-            i += 1
 
     def finish(self) -> EvidenceColumns:
         cols = self.cols
