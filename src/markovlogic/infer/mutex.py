@@ -21,7 +21,7 @@ exactly-one blocks (SampleSAT, MC-SAT, Gibbs, MaxWalkSAT, the ILP):
 
 :func:`find_mutex_groups`
     The graph whose edges are the hard clauses ``!a v !b`` (two distinct
-    free atoms, neither in a ``!`` block) is partitioned greedily into
+    atoms, neither in a ``!`` block nor fixed by a hard unit clause) is partitioned greedily into
     cliques (compiled; atoms by decreasing degree, each clique grown with the
     neighbours adjacent to all its members). A clique of two or more atoms
     is a group: at most one of its atoms is true. A group is *exhaustive*
@@ -150,6 +150,9 @@ def find_mutex_groups(net: GroundNetwork, min_size: int = 2) -> MutexGroups:
     a = net.lit_atom[first].astype(np.int64)
     b = net.lit_atom[first + 1].astype(np.int64)
     free = net.atom_block < 0
+    # an atom fixed by a hard unit clause (evidence inside a group, usually) is left out
+    unit = net.is_hard & (sizes == 1)
+    free[net.lit_atom[start[:-1][unit]]] = False
     ok = ~net.lit_positive[first] & ~net.lit_positive[first + 1] & (a != b) & free[a] & free[b]
     cand, a, b = cand[ok], a[ok], b[ok]
     if len(cand) == 0:
