@@ -66,13 +66,15 @@ from bench.workloads.citations import (
 )
 
 FIELDS = ("Fauthor", "Ftitle", "Fvenue")
+PLAIN = {"init_method": "hard", "group_mutex": False, "joint_moves": False}
 VARIANTS = {
-    "plain": {},
-    "group": {"group_mutex": True},
-    "joint": {"joint_moves": True},
-    "group+joint": {"group_mutex": True, "joint_moves": True},
-    "mws": {"init_method": "maxwalksat"},
-    "two-pass": {"init_method": "two-pass"},
+    "plain": dict(PLAIN),
+    "group": dict(PLAIN, group_mutex=True),
+    "joint": dict(PLAIN, joint_moves=True),
+    "group+joint": dict(PLAIN, group_mutex=True, joint_moves=True),
+    "mws": dict(PLAIN, init_method="maxwalksat"),
+    "two-pass": dict(PLAIN, init_method="two-pass"),
+    "mws+group+joint": {"group_mutex": True, "joint_moves": True, "init_method": "maxwalksat"},
     "all": {"group_mutex": True, "joint_moves": True, "init_method": "two-pass"},
 }
 

@@ -78,7 +78,7 @@ def infer_command(
              "or two-pass (MaxWalkSAT on the soft clauses, then on all).",
     ),
     init_flips: Optional[int] = typer.Option(
-        None, "--init-flips", help="MC-SAT --init maxwalksat/two-pass: MaxWalkSAT flips per pass (default max(1M, 20 per variable)).",
+        None, "--init-flips", help="MC-SAT --init maxwalksat/two-pass: MaxWalkSAT flips per pass (default max(10,000, 20 per variable)).",
     ),
     group_mutex: Optional[bool] = typer.Option(
         None, "--group-mutex/--no-group-mutex",

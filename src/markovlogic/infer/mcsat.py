@@ -119,8 +119,8 @@ class MCSATOptions:
     the chain starts when no ``init`` is given: ``"hard"`` (WalkSAT on the
     hard clauses from a random world), ``"maxwalksat"`` (MaxWalkSAT's best
     world) or ``"two-pass"`` (MaxWalkSAT on the soft clauses, then on all);
-    ``init_flips``: MaxWalkSAT flips per pass (default ``max(10**6, 20 *``
-    variables``)``, one try); ``group_mutex``: hard pair-clause cliques as
+    ``init_flips``: MaxWalkSAT flips per pass (default ``max(10,000, 20 *``
+    variables``)``, one try, then its greedy descent); ``group_mutex``: hard pair-clause cliques as
     at-most-one / exactly-one blocks (:mod:`.mutex`); ``joint_moves``: pair
     moves that also move atoms in blocks.
     """
@@ -141,7 +141,7 @@ class MCSATOptions:
     init_method: str = "hard"
     init_flips: int | None = None
     group_mutex: bool = False
-    joint_moves: bool = False
+    joint_moves: bool = True
 
     def check(self) -> "MCSATOptions":
         """Raise :class:`OptionError` on a bad value; returns ``self``."""
@@ -190,7 +190,7 @@ def default_steps(n_vars: int) -> int:
 
 def default_init_flips(n_vars: int) -> int:
     """MaxWalkSAT flips per pass of the start search when ``init_flips`` is not given."""
-    return max(1_000_000, 20 * n_vars)
+    return max(10_000, 20 * n_vars)
 
 
 @nb.njit(**KERNEL)
@@ -343,6 +343,9 @@ def maxwalksat_start(net: GroundNetwork, *, two_pass: bool, flips: int, seed: in
                                   init=world)
     info["init_seconds"] = time.perf_counter() - t0
     info["init_maxwalksat_flips"] = int(stats["flips"]) + (flips if two_pass else 0)
+    soft_net = net if hard_weight is None else net.softened(hard_weight)
+    info["init_cost"] = float(soft_net.cost(world))
+    info["init_hard_violated"] = int(net.hard_violated(world)) if hard_weight is None else 0
     return world, info
 
 
