@@ -450,3 +450,24 @@ def test_cli_bad_extension_options_exit_2(tmp_path, capsys, extra, message):
     assert main(["infer", *args, *extra, "-r", str(result)]) == 2
     assert message in capsys.readouterr().err
     assert result.read_text() == "previous\n"
+
+
+# ---------------------------------------------------------------- MaxWalkSAT over the groups
+
+def test_maxwalksat_with_groups_finds_the_optimum():
+    from markovlogic.infer.maxwalksat import maxwalksat
+
+    rng = np.random.default_rng(12)
+    for i in range(20):
+        net = mutex_network(rng, n_groups=3, n_free=2, n_blocks=1)
+        r = maxwalksat(net, group_mutex=True, seed=i, max_flips=5_000, max_tries=3)
+        assert r.world.shape == (net.n_atoms,) and r.hard_violated == 0
+        assert r.score == pytest.approx(exact_map(net).score), i
+        assert 1 <= r.stats["mutex_groups"] <= 3      # a hard unit clause may take an atom out
+
+
+def test_maxwalksat_group_mutex_must_be_a_bool():
+    from markovlogic.infer.maxwalksat import maxwalksat
+
+    with pytest.raises(OptionError, match="group_mutex must be True or False"):
+        maxwalksat(GroundNetwork.from_clauses(1, [(1.0, [(0, True)])]), group_mutex="yes")
