@@ -17,13 +17,15 @@ from markovlogic.infer.mcsat import MCSATChain, MCSATOptions, make_options, maxw
 from markovlogic.infer.mutex import NONE_PREDICATE, find_mutex_groups, group_mutex
 
 TOL = 0.03
-ALL_ON = dict(group_mutex=True, joint_moves=True, init_method="two-pass")
+ALL_ON = dict(group_mutex=True, joint_moves=True, init_method="two-pass", cluster_moves=True)
 VARIANTS = [
-    dict(),
+    dict(joint_moves=False),
     dict(group_mutex=True),
     dict(joint_moves=True),
     dict(init_method="maxwalksat"),
     dict(init_method="two-pass"),
+    dict(cluster_moves=True),
+    dict(cluster_moves=True, init_method="maxwalksat"),
     ALL_ON,
 ]
 
@@ -175,7 +177,7 @@ def test_mcsat_variants_match_exact_on_mutex_networks(variant):
         net = mutex_network(rng, n_groups=int(rng.integers(1, 4)), n_free=int(rng.integers(0, 4)),
                             n_blocks=int(rng.integers(0, 2)))
         exact = exact_marginals(net).probabilities
-        got = mcsat(net, samples=6000, seed=i, **opts).probabilities
+        got = mcsat(net, samples=10000, seed=i, **opts).probabilities
         err = float(np.abs(got - exact).max())
         assert err <= TOL, f"{opts} network {i}: max error {err:.4f}\nmcsat {got.round(3)}\nexact {exact.round(3)}"
 
@@ -208,6 +210,38 @@ def test_joint_moves_alone_sample_two_blocks_tied_by_a_strong_clause():
     assert r.stats["pair_proposals"] == 0
 
 
+def test_cluster_moves_cross_a_tied_chain():
+    """Twelve atoms tied in a chain by equivalences of weight 6: one flip
+    costs e^-6 (twice) in the slice; only a move of the whole chain crosses
+    between all-true and all-false. Cluster moves do that; without them
+    the estimate is off."""
+    clauses = []
+    for i in range(11):
+        clauses += [(6.0, [(i, False), (i + 1, True)]), (6.0, [(i, True), (i + 1, False)])]
+    clauses += [(0.3, [(0, True)]), (0.1, [(5, False)])]
+    net = GroundNetwork.from_clauses(12, clauses)
+    exact = exact_marginals(net).probabilities
+    r = mcsat(net, samples=3000, seed=1, cluster_moves=True)
+    assert np.abs(r.probabilities - exact).max() <= 0.015
+    assert r.stats["cluster_accept_rate"] > 0.5 and r.stats["cluster_mean_size"] > 10
+    plain = mcsat(net, samples=3000, seed=1, cluster_moves=False)
+    assert np.abs(plain.probabilities - exact).max() > 0.03 and plain.stats["cluster_proposals"] == 0
+
+
+def test_equivalence_partners():
+    from markovlogic.infer.kernels_state import sat_arrays
+    from markovlogic.infer.mcsat import equivalence_partners
+
+    net = GroundNetwork.from_clauses(4, [
+        (1.0, [(0, False), (1, True)]), (1.0, [(1, False), (0, True)]),    # 0 <=> 1 (written in either order)
+        (1.0, [(2, True), (3, True)]), (2.0, [(2, False), (3, False)]),    # 2 <=> !3
+        (1.0, [(0, True), (2, True)]),                                      # no partner
+        (1.0, [(1, True), (2, False), (3, True)]),                          # three literals
+    ])
+    sat = sat_arrays(net)
+    assert equivalence_partners(sat).tolist() == [1, 0, 3, 2, -1, -1]
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10**6), groups=st.integers(1, 3), blocks=st.integers(0, 1),
        variant=st.sampled_from(range(len(VARIANTS))))
@@ -238,8 +272,8 @@ RULES = """
 0.8 InF(i, A)
 -0.4 InF(i, C)
 1.2 Sig(i) => InF(i, B)
-2.5 Next(j, i) ^ InF(i, +f) => InF(j, +f)
-1.5 Next(j, i) ^ InF(j, +f) => InF(i, +f)
+1.5 Next(j, i) ^ InF(i, +f) => InF(j, +f)
+1.0 Next(j, i) ^ InF(j, +f) => InF(i, +f)
 """
 EVIDENCE = "Next(P1, P0)\nNext(P2, P1)\nSig(P1)\n"
 
@@ -275,8 +309,8 @@ def test_grounded_segmentation_models(case):
         assert groups.exhaustive.all() == ("cover" in case)
     for k, opts in enumerate(VARIANTS):
         if opts.get("joint_moves"):
-            opts = dict(opts, guide_weight=2.0)     # the 2.5 chain clauses propose the pair moves
-        got = mcsat(net, samples=10000, seed=k, **opts).probabilities
+            opts = dict(opts, guide_weight=1.2)     # the 1.5 chain clauses propose the pair moves
+        got = mcsat(net, samples=20000, seed=k, **opts).probabilities
         assert np.abs(got - exact).max() <= TOL, (case, opts, got.round(3), exact.round(3))
 
 
@@ -372,6 +406,7 @@ def test_options_object_and_keywords():
     ({"init_flips": 2.5}, "init-flips"),
     ({"group_mutex": "yes"}, "group-mutex must be True or False"),
     ({"joint_moves": 1}, "joint-moves must be True or False"),
+    ({"cluster_moves": None}, "cluster-moves must be True or False"),
     ({"guide_weight": 0}, "guide-weight"),
     ({"max_path": 0}, "max-path"),
     ({"frobnicate": 1}, "frobnicate do not apply to mcsat"),
@@ -406,7 +441,7 @@ def test_cli_marginals_with_every_extension(tmp_path):
     exact = dict(zip(net.atom_names(), exact_marginals(net).probabilities))
     out, stats = tmp_path / "out.result", tmp_path / "s.json"
     assert main(["infer", *args, "--samples", "8000", "--init", "two-pass", "--init-flips", "5000", "--group-mutex",
-                 "--joint-moves", "-r", str(out), "--stats-json", str(stats)]) == 0
+                 "--joint-moves", "--cluster-moves", "-r", str(out), "--stats-json", str(stats)]) == 0
     got = _read(out)
     assert max(abs(got[a] - exact[a]) for a in got) <= TOL
     figures = json.loads(stats.read_text())
@@ -439,6 +474,8 @@ def test_cli_maxwalksat_with_groups(tmp_path):
     (["--method", "exact", "--joint-moves"], "--joint-moves applies to --method mcsat"),
     (["--map", "--init", "maxwalksat"], "--init applies to MC-SAT marginals"),
     (["--map", "--joint-moves"], "--joint-moves applies to MC-SAT marginals"),
+    (["--map", "--cluster-moves"], "--cluster-moves applies to MC-SAT marginals"),
+    (["--method", "gibbs", "--no-cluster-moves"], "--cluster-moves applies to --method mcsat"),
     (["--map", "--method", "ilp", "--group-mutex"], "--group-mutex applies to mcsat"),
 ])
 def test_cli_bad_extension_options_exit_2(tmp_path, capsys, extra, message):

@@ -66,7 +66,7 @@ from bench.workloads.citations import (
 )
 
 FIELDS = ("Fauthor", "Ftitle", "Fvenue")
-PLAIN = {"init_method": "hard", "group_mutex": False, "joint_moves": False}
+PLAIN = {"init_method": "hard", "group_mutex": False, "joint_moves": False, "cluster_moves": False}
 VARIANTS = {
     "plain": dict(PLAIN),
     "group": dict(PLAIN, group_mutex=True),
@@ -74,9 +74,11 @@ VARIANTS = {
     "group+joint": dict(PLAIN, group_mutex=True, joint_moves=True),
     "mws": dict(PLAIN, init_method="maxwalksat"),
     "two-pass": dict(PLAIN, init_method="two-pass"),
-    "mws+group+joint": {"group_mutex": True, "joint_moves": True, "init_method": "maxwalksat"},
-    "all": {"group_mutex": True, "joint_moves": True, "init_method": "two-pass"},
+    "cluster": dict(PLAIN, cluster_moves=True),
+    "mws+cluster": dict(PLAIN, init_method="maxwalksat", cluster_moves=True),
+    "mws+group+joint": dict(PLAIN, init_method="maxwalksat", group_mutex=True, joint_moves=True),
 }
+DEFAULT_VARIANTS = ("plain", "group", "group+joint", "mws", "two-pass", "cluster", "mws+cluster", "mws+group+joint")
 
 
 # ------------------------------------------------------------------ exact marginals of chain networks
@@ -201,7 +203,7 @@ def citations(models: list[str], samples: int, variants: list[str], seed: int = 
             names, chain, pos, bit = citation_layout(net)
             is_real = np.array([(a[0], a[2]) in real for a in names])
 
-            def score(prob, label, seconds=None, extra=None):
+            def score(prob, label, seconds=None, extra=None, cpu=None):
                 pred = {names[i] for i in np.flatnonzero(np.asarray(prob) > 0.5)}
                 f_all = segmentation_scores(pred, truth)["all_f1"]
                 f_real = segmentation_scores({a for a in pred if (a[0], a[2]) in real}, truth)["all_f1"]
@@ -209,26 +211,26 @@ def citations(models: list[str], samples: int, variants: list[str], seed: int = 
                 row = {"model": name, "row": label, "f1": f_all, "f1_real": f_real,
                        "mae": round(float(err.mean()), 4), "mae_real": round(float(err[is_real].mean()), 4),
                        "off_0.1": int((err > 0.1).sum()), "seconds": None if seconds is None else round(seconds, 1),
-                       "load": _load()}
+                       "cpu_s": None if cpu is None else round(cpu, 1), "load": _load()}
                 row.update(extra or {})
                 print(json.dumps(row), flush=True)
                 rows.append(row)
 
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             exact = chain_exact_marginals(net, chain, pos, bit, len(FIELDS))
-            score(exact, "exact", time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            score(exact, "exact", time.perf_counter() - t0, cpu=time.process_time() - c0)
+            t0, c0 = time.perf_counter(), time.process_time()
             m = ilp_map(net)
-            score(m.world.astype(float), "ILP MAP", time.perf_counter() - t0)
+            score(m.world.astype(float), "ILP MAP", time.perf_counter() - t0, cpu=time.process_time() - c0)
             base_prob = np.array([a in base for a in names], dtype=float)
             score(base_prob, "baseline")
             for v in variants:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 r = mcsat(net, samples=samples, burn_in=max(1, samples // 10), seed=seed, **VARIANTS[v])
                 s = r.stats
                 score(r.probabilities, v, time.perf_counter() - t0,
-                      {"samples_per_s": round(s["samples_per_second"], 2), "init_s": round(s.get("init_seconds", 0.0), 1),
-                       "steps": s["samplesat_steps"]})
+                      {"init_s": round(s.get("init_seconds", 0.0), 1), "steps": s["samplesat_steps"]},
+                      cpu=time.process_time() - c0)
     return rows
 
 
@@ -242,10 +244,11 @@ def cse(samples: int, variants: list[str], reference: int, seed: int = 0) -> lis
     ref = mcsat(net, samples=reference, burn_in=reference // 10, seed=99).probabilities
     rows = []
 
-    def add(label, prob, seconds, extra=None):
+    def add(label, prob, seconds, extra=None, cpu=None):
         err = np.abs(np.asarray(prob) - ref)
         row = {"model": "tuffy/cse", "row": label, "mae": round(float(err.mean()), 5), "max": round(float(err.max()), 4),
-               "seconds": None if seconds is None else round(seconds, 1), "load": _load()}
+               "seconds": None if seconds is None else round(seconds, 1),
+               "cpu_s": None if cpu is None else round(cpu, 1), "load": _load()}
         row.update(extra or {})
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -253,16 +256,16 @@ def cse(samples: int, variants: list[str], reference: int, seed: int = 0) -> lis
     add(f"reference ({reference} samples)", ref, time.perf_counter() - t0)
     add("baseline 0.5", np.full(net.n_atoms, 0.5), None)
     for v in variants:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         r = mcsat(net, samples=samples, burn_in=max(1, samples // 10), seed=seed, **VARIANTS[v])
-        add(v, r.probabilities, time.perf_counter() - t0,
-            {"samples_per_s": round(r.stats["samples_per_second"], 1), "groups": r.stats.get("mutex_groups", 0)})
+        add(v, r.probabilities, time.perf_counter() - t0, {"groups": r.stats.get("mutex_groups", 0)},
+            cpu=time.process_time() - c0)
     return rows
 
 
 workload("mcsat-ext-citations", "MC-SAT extensions on cora_refs fold 1 (Isolated, Jnt-Seg): F1 and error vs exact",
          timeout=7200.0)(lambda: {f"{r['model']}_{r['row']}_{k}": v for r in citations(["isolated", "jnt-seg"], 1000,
-                                                                                      list(VARIANTS))
+                                                                                      list(DEFAULT_VARIANTS))
                                   for k, v in r.items() if k not in ("model", "row")})
 
 
@@ -270,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="What Poon's MC-SAT extensions buy")
     parser.add_argument("--models", default="isolated,jnt-seg")
     parser.add_argument("--samples", type=int, default=1000)
-    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cse", action="store_true", help="tuffy/cse instead of the citation models")
     parser.add_argument("--reference", type=int, default=20000, help="samples of the cse reference run")

@@ -89,6 +89,11 @@ def infer_command(
         None, "--joint-moves/--no-joint-moves",
         help="MC-SAT: the Metropolis pair moves of strong clauses also move atoms of ! blocks and mutex groups.",
     ),
+    cluster_moves: Optional[bool] = typer.Option(
+        None, "--cluster-moves/--no-cluster-moves",
+        help="MC-SAT: also flip whole sets of atoms that the slice ties by equivalences (chains of strong "
+             "two-way rules), in the manner of Swendsen-Wang.",
+    ),
     max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try (default 50,000)."),
     tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT tries (restarts; default 20)."),
     noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise (random-walk probability)."),
@@ -162,7 +167,8 @@ def infer_command(
                                           **cluster_options),
                            dict(chains=chains, hard_weight=hard_weight, metropolis_steps=metropolis_steps,
                                 rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise,
-                                init=init, init_flips=init_flips, group_mutex=group_mutex, joint_moves=joint_moves))
+                                init=init, init_flips=init_flips, group_mutex=group_mutex, joint_moves=joint_moves,
+                                cluster_moves=cluster_moves))
         return
     given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
     if given and method not in ("mh", "multitask-mh"):
@@ -187,7 +193,8 @@ def infer_command(
                    if v is not None}
         if metropolis_steps is not None or rao_blackwell is not None:
             raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only (--rao-blackwell also to mh marginals)")
-        for flag, value in (("--init", init), ("--init-flips", init_flips), ("--joint-moves", joint_moves)):
+        for flag, value in (("--init", init), ("--init-flips", init_flips), ("--joint-moves", joint_moves),
+                            ("--cluster-moves", cluster_moves)):
             if value is not None:
                 raise OptionError(f"{flag} applies to MC-SAT marginals (without --map)")
         if group_mutex is not None:
@@ -253,7 +260,8 @@ def infer_command(
                                           metropolis_steps=metropolis_steps,
                                           rao_blackwell=rao_blackwell).items() if v is not None}
         mcsat_only = {k: v for k, v in dict(init_method=init, init_flips=init_flips, group_mutex=group_mutex,
-                                             joint_moves=joint_moves).items() if v is not None}
+                                             joint_moves=joint_moves, cluster_moves=cluster_moves).items()
+                      if v is not None}
         if mcsat_only and method != "mcsat":
             flag = {"init_method": "--init"}.get(next(iter(mcsat_only)), "--" + next(iter(mcsat_only)).replace("_", "-"))
             raise OptionError(f"{flag} applies to --method mcsat (marginals)")

@@ -89,7 +89,9 @@ from .samplesat import (
 DEFAULT_MAX_PATH = 100
 DEFAULT_GUIDE_WEIGHT = 3.0
 INIT_METHODS = ("hard", "maxwalksat", "two-pass")
-ST_PAIR_PROPOSALS, ST_PAIR_ACCEPTED = N_STATS, N_STATS + 1   # extra statistics slots of this module
+# extra statistics slots of this module
+ST_PAIR_PROPOSALS, ST_PAIR_ACCEPTED, ST_CLUSTER_PROPOSALS, ST_CLUSTER_ACCEPTED, ST_CLUSTER_ATOMS = range(N_STATS, N_STATS + 5)
+DEFAULT_MAX_CLUSTER = 10_000
 
 
 @dataclass
@@ -122,7 +124,10 @@ class MCSATOptions:
     ``init_flips``: MaxWalkSAT flips per pass (default ``max(10,000, 20 *``
     variables``)``, one try, then its greedy descent); ``group_mutex``: hard pair-clause cliques as
     at-most-one / exactly-one blocks (:mod:`.mutex`); ``joint_moves``: pair
-    moves that also move atoms in blocks.
+    moves that also move atoms in blocks. ``cluster_moves`` (not Poon's):
+    after each slice, ``max_steps / 10`` proposals to flip a whole set of
+    atoms that the selected clauses tie by equivalences
+    (:func:`_cluster_moves`).
     """
 
     samples: int = 1000
@@ -142,6 +147,7 @@ class MCSATOptions:
     init_flips: int | None = None
     group_mutex: bool = False
     joint_moves: bool = True
+    cluster_moves: bool = False
 
     def check(self) -> "MCSATOptions":
         """Raise :class:`OptionError` on a bad value; returns ``self``."""
@@ -160,7 +166,7 @@ class MCSATOptions:
             raise OptionError(f"init must be one of {', '.join(INIT_METHODS)}, got {self.init_method!r}")
         if self.init_flips is not None:
             check_int("init_flips", self.init_flips, 1)
-        for name in ("rao_blackwell", "group_mutex", "joint_moves"):
+        for name in ("rao_blackwell", "group_mutex", "joint_moves", "cluster_moves"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise OptionError(f"{name.replace('_', '-')} must be True or False, got {getattr(self, name)!r}")
         return self
@@ -284,13 +290,108 @@ def _pair_moves(n_moves, joint, strong, g, s, stats):
 
 
 @nb.njit(**KERNEL)
+def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, stats):
+    """Cluster flips on the slice (in the manner of Swendsen and Wang; the
+    target is the uniform distribution on the slice). Two atoms are bonded
+    when the slice selected both clauses of an equivalence between them
+    (``!a v b`` and ``a v !b``, or ``a v b`` and ``!a v !b``: ``partner[c]``
+    is the other clause of ``c``'s pair, -1 if none). Bonds depend on the
+    selection only, not on the world, and flipping both atoms of a bond
+    keeps both clauses true. A move picks a random variable; if it is a free
+    atom, it takes its connected component over bonds (free atoms only:
+    reaching an atom of a block, or more than ``max_size`` atoms, drops the
+    move), flips every atom of it and keeps the result iff no selected
+    constraint is violated. The component is the same from any of its atoms
+    and in the new world, so the proposal is symmetric and the uniform
+    distribution on the slice stays invariant."""
+    clause_start, lit_atom, atom_lit_start, occ_clause = g[0], g[1], g[3], g[4]
+    occ_positive, weight, atom_block, var = g[5], g[6], g[9], g[10]
+    world, count, sel, vlist, vpos, ist, fst, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[8]
+    n_vars = len(var)
+    if n_vars == 0:
+        return
+    for _ in range(n_moves):
+        v = var[rand_below(rs, n_vars)]
+        if v < 0:
+            continue
+        stamp[0] += 1
+        st = stamp[0]
+        mark[v] = st
+        queue[0] = v
+        qn = 1
+        qi = 0
+        ok = True
+        while qi < qn and ok:
+            a = queue[qi]
+            qi += 1
+            for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
+                c = occ_clause[k]
+                pc = partner[c]
+                if pc < 0 or sel[c] != SEL_SAT or sel[pc] != SEL_SAT:
+                    continue
+                cs = clause_start[c]
+                b = lit_atom[cs]
+                if b == a:
+                    b = lit_atom[cs + 1]
+                if mark[b] == st:
+                    continue
+                if atom_block[b] >= 0 or qn >= max_size:
+                    ok = False
+                    break
+                mark[b] = st
+                queue[qn] = b
+                qn += 1
+        if not ok or qn < 2:
+            continue      # too big, a block, or a single atom (SampleSAT's own moves)
+        stats[ST_CLUSTER_PROPOSALS] += 1
+        for i in range(qn):
+            flip(queue[i], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+        if ist[0] == 0:
+            stats[ST_CLUSTER_ACCEPTED] += 1
+            stats[ST_CLUSTER_ATOMS] += qn
+        else:
+            for i in range(qn - 1, -1, -1):
+                flip(queue[i], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive,
+                     weight)
+
+
+def equivalence_partners(sat) -> np.ndarray:
+    """For each clause of two literals, the id of a clause over the same two
+    atoms with both signs opposite (together: an equivalence between the
+    atoms), else -1 (int32[n_clauses])."""
+    n = sat.n_clauses
+    partner = np.full(n, -1, dtype=np.int32)
+    sizes = np.diff(sat.clause_start)
+    two = np.flatnonzero(sizes == 2)
+    if len(two) < 2:
+        return partner
+    first = sat.clause_start[:-1][two]
+    a, b = sat.lit_atom[first].astype(np.int64), sat.lit_atom[first + 1].astype(np.int64)
+    pa, pb = sat.lit_positive[first], sat.lit_positive[first + 1]
+    swap = a > b
+    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+    plo, phi = np.where(swap, pb, pa), np.where(swap, pa, pb)
+    base = (lo * sat.n_atoms + hi) * 4
+    key = base + 2 * plo + phi
+    want = base + 2 * ~plo + ~phi
+    order = np.argsort(key, kind="stable")
+    pos = np.searchsorted(key[order], want)
+    pos = np.minimum(pos, len(order) - 1)
+    found = key[order][pos] == want
+    partner[two[found]] = two[order[pos[found]]]
+    return partner
+
+
+@nb.njit(**KERNEL)
 def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp, soft, strong, joint, thresh,
-               is_hard, g, s, path, prob, stats):
+               is_hard, g, s, path, prob, stats, n_cluster, max_cluster, partner, mark, queue, stamp):
     """``n_samples`` MC-SAT steps (with their Metropolis steps). After each:
     if ``tally`` has one entry per atom, adds to it each atom's conditional
     probability given the rest of the world (``rb``) or its truth value; if
     ``store`` has rows, writes the world to row ``i``. ``joint``: pair moves
-    also over atoms in blocks."""
+    also over atoms in blocks. ``n_cluster`` cluster flips on each slice
+    (:func:`_cluster_moves` over the bonds of ``partner``; scratch ``mark``,
+    ``queue``, ``stamp``)."""
     world, count, sel, block_true, rs = s[0], s[1], s[2], s[7], s[8]
     weight = g[6]
     n = len(world)
@@ -301,6 +402,8 @@ def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp,
     for i in range(n_samples):
         _select(soft, weight, thresh, count, sel, rs)
         samplesat(n_steps, max_path, p_ws, temp, False, g, s, path, stats)
+        if n_cluster > 0:
+            _cluster_moves(n_cluster, max_cluster, partner, g, s, mark, queue, stamp, stats)
         if n_mh > 0:
             for k in range(len(soft)):
                 sel[soft[k]] = SEL_NONE
@@ -405,7 +508,12 @@ class MCSATChain:
         self.n_steps = default_steps(self.prep.n_vars) if opt.max_steps is None else int(opt.max_steps)
         self.n_mh = self.n_steps if opt.metropolis_steps is None else int(opt.metropolis_steps)
         self.path = np.zeros(2 * self.max_path, dtype=np.int32)
-        self.stats = np.zeros(N_STATS + 2, dtype=np.int64)
+        self.stats = np.zeros(N_STATS + 5, dtype=np.int64)
+        self.n_cluster = max(1, self.n_steps // 10) if opt.cluster_moves else 0
+        self._mark = np.zeros(sat.n_atoms if opt.cluster_moves else 0, dtype=np.int64)
+        self._queue = np.zeros(sat.n_atoms if opt.cluster_moves else 0, dtype=np.int32)
+        self._stamp = np.zeros(1, dtype=np.int64)
+        self._partner = equivalence_partners(sat) if opt.cluster_moves else np.zeros(0, dtype=np.int32)
         self.prob = np.zeros(2 * (int(np.diff(sat.block_start).max()) if sat.n_blocks else 1), dtype=np.float64)
         self._no_tally = np.zeros(0, dtype=np.float64)
         self._no_store = np.zeros((0, sat.n_atoms), dtype=bool)
@@ -500,7 +608,8 @@ class MCSATChain:
             k, self._no_tally if tally is None else tally, self._no_store if store is None else store,
             self.rao_blackwell, self.n_steps, self.n_mh, self.max_path, self.p_ws, self.temp, self.prep.soft,
             self.strong, self.joint, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays,
-            self._state.arrays, self.path, self.prob, self.stats,
+            self._state.arrays, self.path, self.prob, self.stats, self.n_cluster, DEFAULT_MAX_CLUSTER,
+            self._partner, self._mark, self._queue, self._stamp,
         )
 
     def new_tally(self) -> np.ndarray:
@@ -545,6 +654,10 @@ class MCSATChain:
             "pair_proposals": int(s[ST_PAIR_PROPOSALS]),
             "pair_accept_rate": int(s[ST_PAIR_ACCEPTED]) / int(s[ST_PAIR_PROPOSALS]) if s[ST_PAIR_PROPOSALS] else 0.0,
             "joint_moves": self.joint,
+            "cluster_moves": self.n_cluster,
+            "cluster_proposals": int(s[ST_CLUSTER_PROPOSALS]),
+            "cluster_accept_rate": int(s[ST_CLUSTER_ACCEPTED]) / int(s[ST_CLUSTER_PROPOSALS]) if s[ST_CLUSTER_PROPOSALS] else 0.0,
+            "cluster_mean_size": int(s[ST_CLUSTER_ATOMS]) / int(s[ST_CLUSTER_ACCEPTED]) if s[ST_CLUSTER_ACCEPTED] else 0.0,
             "group_mutex": self.grouped is not None,
         }
         out.update(self.init_info)
@@ -566,7 +679,8 @@ def mcsat(
     ``burn_in``, ``seed``, ``max_seconds``, ``walksat_prob``,
     ``temperature``, ``max_steps``, ``metropolis_steps``, ``guide_weight``,
     ``max_path``, ``rao_blackwell``, ``hard_weight``, ``init``,
-    ``init_method``, ``init_flips``, ``group_mutex``, ``joint_moves``).
+    ``init_method``, ``init_flips``, ``group_mutex``, ``joint_moves``,
+    ``cluster_moves``).
     ``progress(n)`` is called with the number of samples drawn so far."""
     opt = make_options(options, kw)
     check_sampling(opt.samples, opt.burn_in, opt.seed, opt.max_seconds, progress)
