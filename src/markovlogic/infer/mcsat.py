@@ -63,6 +63,15 @@ sections 2.4 and 3.4), each an option of :class:`MCSATOptions`:
   the citation models from one field to another in one step instead of
   crossing the pair clauses one flip at a time. The chain runs on the
   equivalent grouped network; worlds, weights and marginals are mapped back.
+
+Not Poon's, added because the four above leave the main error of the
+citation models in place: ``cluster_moves=True`` flips, after each slice,
+whole sets of free atoms that the selected clauses tie by equivalences
+(both ``!a v b`` and ``a v !b`` in the slice), in the manner of Swendsen
+and Wang (:func:`_cluster_moves`; exact for the uniform distribution on the
+slice). A chain of positions tied by strong two-way rules (a citation's
+field, or the positions past its end) then changes its label in one move
+instead of by a walk that has to cross the whole chain.
 """
 
 from __future__ import annotations
