@@ -156,7 +156,7 @@ class MCSATOptions:
     init_flips: int | None = None
     group_mutex: bool = False
     joint_moves: bool = True
-    cluster_moves: bool = False
+    cluster_moves: bool = True
 
     def check(self) -> "MCSATOptions":
         """Raise :class:`OptionError` on a bad value; returns ``self``."""
@@ -519,10 +519,12 @@ class MCSATChain:
         self.path = np.zeros(2 * self.max_path, dtype=np.int32)
         self.stats = np.zeros(N_STATS + 5, dtype=np.int64)
         self.n_cluster = max(1, self.n_steps // 10) if opt.cluster_moves else 0
+        self._cluster_now = 0         # n_cluster while some equivalence can be in the slice (see _write_weights)
         self._mark = np.zeros(sat.n_atoms if opt.cluster_moves else 0, dtype=np.int64)
         self._queue = np.zeros(sat.n_atoms if opt.cluster_moves else 0, dtype=np.int32)
         self._stamp = np.zeros(1, dtype=np.int64)
-        self._partner = equivalence_partners(sat) if opt.cluster_moves else np.zeros(0, dtype=np.int32)
+        self._pairs = equivalence_partners(sat) if opt.cluster_moves else np.zeros(0, dtype=np.int32)
+        self._partner = self._pairs
         self.prob = np.zeros(2 * (int(np.diff(sat.block_start).max()) if sat.n_blocks else 1), dtype=np.float64)
         self._no_tally = np.zeros(0, dtype=np.float64)
         self._no_store = np.zeros((0, sat.n_atoms), dtype=bool)
@@ -567,6 +569,12 @@ class MCSATChain:
         np.negative(prep.thresh, out=prep.thresh)
         soft = prep.soft
         self.strong = soft[(np.abs(sat.weight[soft]) >= self.guide_weight) & self._size2].astype(np.int32)
+        if len(self._pairs):
+            # a bond needs both clauses of an equivalence in the slice: hard or of positive weight
+            can = sat.is_hard | (sat.weight > 0.0)
+            ok = (self._pairs >= 0) & can & can[np.maximum(self._pairs, 0)]
+            self._partner = np.where(ok, self._pairs, -1).astype(np.int32)
+            self._cluster_now = self.n_cluster if ok.any() else 0
 
     def _score(self) -> float:
         """The score the kernels keep up to date by differences (soft clauses only)."""
@@ -617,7 +625,7 @@ class MCSATChain:
             k, self._no_tally if tally is None else tally, self._no_store if store is None else store,
             self.rao_blackwell, self.n_steps, self.n_mh, self.max_path, self.p_ws, self.temp, self.prep.soft,
             self.strong, self.joint, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays,
-            self._state.arrays, self.path, self.prob, self.stats, self.n_cluster, DEFAULT_MAX_CLUSTER,
+            self._state.arrays, self.path, self.prob, self.stats, self._cluster_now, DEFAULT_MAX_CLUSTER,
             self._partner, self._mark, self._queue, self._stamp,
         )
 
@@ -663,7 +671,7 @@ class MCSATChain:
             "pair_proposals": int(s[ST_PAIR_PROPOSALS]),
             "pair_accept_rate": int(s[ST_PAIR_ACCEPTED]) / int(s[ST_PAIR_PROPOSALS]) if s[ST_PAIR_PROPOSALS] else 0.0,
             "joint_moves": self.joint,
-            "cluster_moves": self.n_cluster,
+            "cluster_moves": self._cluster_now,
             "cluster_proposals": int(s[ST_CLUSTER_PROPOSALS]),
             "cluster_accept_rate": int(s[ST_CLUSTER_ACCEPTED]) / int(s[ST_CLUSTER_PROPOSALS]) if s[ST_CLUSTER_PROPOSALS] else 0.0,
             "cluster_mean_size": int(s[ST_CLUSTER_ATOMS]) / int(s[ST_CLUSTER_ACCEPTED]) if s[ST_CLUSTER_ACCEPTED] else 0.0,
