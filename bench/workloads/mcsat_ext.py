@@ -109,6 +109,74 @@ sampler that gets the past-the-end tails right, near 0.5, loses F1 there):
   more than 0.1 from 44,836 to 1,890, for 40 % more CPU; with the
   MaxWalkSAT start, .0056 overall and .010 on real positions.
 
+tuffy/cse and tuffy/class, ``--tuffy cse|class --seed S --variants
+plain,mws,two-pass,cluster,mws+cluster`` (1000 samples; reference: two runs
+of 10,000; the first row is one reference run against their mean; load
+5-6.5). cse, seed 0; class, seeds 0, 1, 2 (mean |error| and largest error)::
+
+    | row        | cse mae  | cse max | cse cpu_s | class mae (s0/s1/s2)   | class max (s0/s1/s2) | class cpu_s |
+    | reference  | .00019   | .0073   |           | .00034                 | .0135                |             |
+    | baseline .5| .46079   | .5      |           | .4749                  | .5                   |             |
+    | plain      | .00095   | .0968   | 3.6       | .00160 .00161 .00162   | .076 .112 .104       | 2.2-2.3     |
+    | mws        | .00097   | .0657   | 3.6       | .00158 .00174 .00162   | .079 .287 .142       | 2.2-2.4     |
+    | two-pass   | .00099   | .0568   | 3.6       | .00160 .00161 .00157   | .077 .077 .120       | 2.2-2.5     |
+    | cluster    | .00093   | .0702   | 3.5       | .00152 .00152 .00158   | .077 .062 .083       | 2.6-3.1     |
+    | mws+cluster| .00085   | .0536   | 3.5       | .00160 .00154 .00159   | .119 .134 .071       | 2.6-3.0     |
+
+There the extensions change little: no mutex groups, no blocks, few
+equivalences (cluster moves are accepted 0.1 % / 0.4 % of the time and
+cost 0-40 % more CPU). The MaxWalkSAT start is a risk on class: on seed 1 one
+atom was off by 0.29 (0.11 from the usual start): class has hundreds of
+small components with two modes, MaxWalkSAT starts every one of them in
+its best mode, and 1,100 steps do not leave it; from WalkSAT's random
+solution the modes are visited in proportion sooner.
+
+Defaults, from these tables: cluster moves on (the gain on chain-shaped
+models is large, the cost elsewhere small); joint moves on (they only act
+on blocks, and there they help: .084 -> .062 above; small random networks
+with blocks, measured apart: mean largest error .0056 -> .0042 over 30
+networks); the
+start stays WalkSAT's (``--init hard``: MaxWalkSAT's start wins on the
+citation models, loses on class); mutex groups off (no gain measured).
+
+MAP with the groups, ``--map`` (load ~5)::
+
+    | model    | row                              | cost      | cpu_s |
+    | isolated | ILP                              | 11,988.7  | 7.7   |
+    | isolated | ILP, grouped network             | 11,988.7  | 9.0   |
+    | isolated | MaxWalkSAT 20 x 50k              | 88,593.4  | 2.3   |
+    | isolated | MaxWalkSAT 20 x 50k, group_mutex | 132,082.9 | 2.6   |
+    | isolated | MaxWalkSAT 1 x 10M               | 19,029.8  | 2.9   |
+    | isolated | MaxWalkSAT 1 x 10M, group_mutex  | 13,106.6  | 5.3   |
+    | jnt-seg  | ILP                              | 12,164.7  | 8.1   |
+    | jnt-seg  | ILP, grouped network             | 12,164.7  | 9.3   |
+    | jnt-seg  | MaxWalkSAT 20 x 50k              | 112,933.2 | 2.4   |
+    | jnt-seg  | MaxWalkSAT 20 x 50k, group_mutex | 171,576.6 | 2.8   |
+    | jnt-seg  | MaxWalkSAT 1 x 10M               | 20,877.2  | 2.6   |
+    | jnt-seg  | MaxWalkSAT 1 x 10M, group_mutex  | 13,220.1  | 4.8   |
+
+HiGHS gains nothing from at-most-one rows (it finds the cliques of the pair
+rows itself; one equality row with a "none" column per group instead of
+three pair rows was 15-17 % slower), so the ILP does not use the groups.
+MaxWalkSAT with a long try gets much closer to the optimum over the groups
+(13,107 against 19,030; optimum 11,989) at twice the CPU per flip; with its
+default budget (20 tries of 50,000 flips, far too few for 173,052 atoms:
+each try's greedy descent does most of the work) it is worse, because the
+pair descent of each try does not move blocks. ``group_mutex`` stays an
+option of ``--method maxwalksat``, off by default.
+
+Learning (dn, MC-SAT expectations, 40 iterations from the pseudo-likelihood
+optimum on ``cora_refs/fold1/train.db``, Isolated; the chain starts at the
+training world, so the start options do not apply). Token F1 of the
+learned model's ILP MAP on the fold-1 test: plain chain .9055 (78-271 s,
+two runs under different loads), groups + joint moves .8723 (271 s),
+cluster moves .9059 (114 s against 78 s for plain in the same hour). No
+measurable gain; the sampled gradients make single runs differ by a few
+points of F1 (a 420-s capped run gave .880 plain and .903 grouped). With
+cluster moves the learned weights put the past-the-end tails at 0.47-0.51
+instead of just under 0.5, which moves the thresholded marginals' F1 from
+.906 to .509 while the MAP's stays at .906: the same knife edge as above.
+
 Can MC-SAT replace the ILP as the default for these models? No: MAP by
 ILP is exact here (proved optimal) in 9 s of CPU after grounding, and its
 F1 (.934 / .918) is above that of the exact marginals thresholded at 0.5
