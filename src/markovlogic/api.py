@@ -180,11 +180,11 @@ def ground_model(
     db_path: str | None = None,
     **options,
 ) -> GroundNetwork:
-    from .ground import ground
+    from .parallel.grounding import ground_network
 
     check_model(mln)
     check_databases(db)
-    return ground(
+    return ground_network(
         mln,
         _as_list(db),
         normalize_queries(mln, queries),
@@ -212,7 +212,28 @@ def map_inference(
     clause made soft with weight ``W``, as Alchemy and Tuffy do when hard
     formulas contradict the evidence; the answer's ``hard_violated`` counts
     the hard clauses the world breaks, and its cost includes ``W`` for each.
+
+    ``threads=N`` (default: the machine's cores) and ``ray_address=...``
+    (:class:`~markovlogic.parallel.ParallelOptions`) say where the work runs
+    (:mod:`markovlogic.parallel.map`, :mod:`markovlogic.distributed`).
     """
+    from .parallel.options import pop_options, using
+
+    parallel = pop_options(options)
+    if parallel.on_ray and method not in CLUSTER_METHODS and method != "cpi":
+        from .distributed.infer import distributed_map
+
+        check_model(mln)
+        check_databases(db)
+        check_sampling_options(options)
+        return distributed_map(mln, _as_list(db), normalize_queries(mln, queries), method=method, closed=closed,
+                               open_=open_, db_path=db_path, parallel=parallel, **options)
+    with using(parallel):
+        return _map_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
+                              **options)
+
+
+def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **options) -> MapAnswer:
     check_model(mln)
     check_databases(db)
     check_sampling_options(options)
@@ -247,7 +268,8 @@ def map_inference(
     else:
         net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
         ground_seconds = time.perf_counter() - start
-        from .infer.map import solve_map
+        from .parallel.map import solve_map_parallel
+        from .parallel.options import current
 
         if options.get("max_seconds") is not None:
             # the limit covers the whole method: grounding took part of it (the
@@ -256,7 +278,7 @@ def map_inference(
         hard_net = net
         if hard_weight is not None:
             net = net.softened(float(hard_weight))
-        result = solve_map(net, method=method, **options)
+        result = solve_map_parallel(net, method, options, current())
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
             result.stats["hard_violated"] = result.hard_violated
@@ -300,8 +322,31 @@ def marginal_inference(
     db_path: str | None = None,
     **options,
 ) -> Marginals:
-    """P(atom = true | evidence) for every query atom."""
-    from .infer.marginals import check_options, solve_marginals
+    """P(atom = true | evidence) for every query atom. ``threads`` and
+    ``ray_address`` as for :func:`map_inference` (:mod:`markovlogic.parallel.marginals`)."""
+    from .parallel.options import pop_options, using
+
+    parallel = pop_options(options)
+    if parallel.on_ray and method in ("mcsat", "gibbs"):
+        from .distributed.infer import distributed_marginals
+        from .infer.marginals import check_options
+
+        check_model(mln)
+        check_databases(db)
+        check_sampling_options(options)
+        check_options(method, options)
+        _no_set_features(mln, method)
+        return distributed_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                     closed=closed, open_=open_, db_path=db_path, parallel=parallel, **options)
+    with using(parallel):
+        return _marginal_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
+                                   **options)
+
+
+def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **options) -> Marginals:
+    from .infer.marginals import check_options
+    from .parallel.marginals import solve_marginals_parallel
+    from .parallel.options import current
 
     check_model(mln)
     check_databases(db)
@@ -319,7 +364,7 @@ def marginal_inference(
     start = time.perf_counter()
     net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
     ground_seconds = time.perf_counter() - start
-    result = solve_marginals(net, method=method, **options)
+    result = solve_marginals_parallel(net, method, options, current())
     return Marginals(
         network=net,
         probabilities=result.probabilities,

@@ -20,6 +20,7 @@ from rich.table import Table
 from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import check_outputs, write_text_atomic
+from ..parallel.options import RAY_HELP, RAY_WORKERS_HELP, SHARED_DIR_HELP, THREADS_HELP, ParallelOptions
 from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
@@ -123,6 +124,10 @@ def infer_command(
     ),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
+    threads: Optional[int] = typer.Option(None, "--threads", help=THREADS_HELP),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", "--ray", help=RAY_HELP),
+    ray_workers: Optional[int] = typer.Option(None, "--ray-workers", help=RAY_WORKERS_HELP),
+    shared_dir: Optional[Path] = typer.Option(None, "--shared-dir", help=SHARED_DIR_HELP),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
     from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
@@ -156,6 +161,12 @@ def infer_command(
         raise OptionError(f"unknown {kind} method {method!r}; choose one of {', '.join(allowed)}")
 
     common = dict(closed=split_list(closed), open_=split_list(open_), db_path=str(db_file) if db_file else None)
+    if ray_address is None and (ray_workers is not None or shared_dir is not None):
+        raise OptionError(f"--{'ray-workers' if ray_workers is not None else 'shared-dir'} applies with "
+                          "--ray-address (or --ray local)")
+    common["parallel"] = ParallelOptions(
+        threads=threads, ray_address=ray_address, ray_workers=ray_workers,
+        shared_dir=None if shared_dir is None else str(shared_dir)).check()
 
     stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
     cluster_options = dict(steps=steps, temperature=temperature, anneal=anneal, thin=thin, restarts=restarts)
@@ -309,6 +320,9 @@ def infer_command(
         atoms=net.n_atoms, query_atoms=int(net.is_query.sum()), clauses=net.n_clauses,
         hard_clauses=int(net.is_hard.sum()), components=net.n_components, peak_mb=peak_mb(),
     )
+    if answer.stats.get("distributed"):
+        # on Ray the driver never holds the clauses: the parts' counts (before merging across parts)
+        stats.update(clauses=answer.stats.get("ground_clauses"), hard_clauses=None)
     if result is not None:
         write_text_atomic(result, text)
     else:

@@ -28,6 +28,7 @@ from rich.table import Table
 
 from ..errors import OptionError
 from ..io import check_outputs, write_text_atomic
+from ..parallel.options import RAY_HELP, RAY_WORKERS_HELP, THREADS_HELP, ParallelOptions
 from .common import MAX_CNF_HELP, MEMORY_HELP, _existing, apply_limits, split_list
 
 console = Console(stderr=True, highlight=False)
@@ -87,6 +88,9 @@ def learn_command(
     drop_hard: bool = typer.Option(False, "--drop-hard", help="Learn without the hard formulas (too large to ground, e.g. transitivity); they are kept in the output unchanged."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
+    threads: Optional[int] = typer.Option(None, "--threads", help=THREADS_HELP),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", "--ray", help=RAY_HELP),
+    ray_workers: Optional[int] = typer.Option(None, "--ray-workers", help=RAY_WORKERS_HELP),
 ) -> None:
     """Learn the weights of a model from training databases."""
     from ..lang.parser import parse_db_files
@@ -94,6 +98,9 @@ def learn_command(
     from ..model import MLN
 
     apply_limits(max_cnf_clauses, memory_limit)
+    if ray_address is None and ray_workers is not None:
+        raise OptionError("--ray-workers applies with --ray-address (or --ray local)")
+    parallel = ParallelOptions(threads=threads, ray_address=ray_address, ray_workers=ray_workers).check()
     check_outputs({"output model": output, "trace file": trace, "plot file": plot},
                   split_list(input) + split_list(train))
     method = _choose_method(method, generative, discriminative)
@@ -129,7 +136,7 @@ def learn_command(
             mln, dbs, query_predicates=split_list(ne) or None, method=method,
             multiple_databases=multiple_databases, iterations=iterations, prior_stddev=prior_stddev,
             seed=seed, callback=progress.update, drop_hard=drop_hard,
-            hidden=split_list(hidden) or None, em=em, **options,
+            hidden=split_list(hidden) or None, em=em, parallel=parallel, **options,
         )
     result = model.result
     write_text_atomic(output, model.text)

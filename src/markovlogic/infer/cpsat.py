@@ -44,7 +44,7 @@ from .ilp import (
     trivial_bound,
 )
 from .kernels_state import SatArrays, sat_arrays
-from .map import DEFAULT_GROUP_ATOMS, component_groups
+from .components import DEFAULT_GROUP_ATOMS, component_groups
 from .results import MapResult
 
 

@@ -40,7 +40,7 @@ import numba as nb
 import numpy as np
 
 from ..ground.network import GroundNetwork
-from .marginals import ChunkRunner, check_int, check_real, check_sampling
+from .sampling import ChunkRunner, check_int, check_real, check_sampling
 from .results import MarginalResult
 from .samplesat import KERNEL, fill_inactive, feasible_state, new_rng_state, prepare, rand_unit, start_world
 from .kernels_state import init_counts

@@ -64,7 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
 from .kernels_state import SatArrays, _csr_gather, atom_components, init_counts, sat_arrays, subset
-from .map import DEFAULT_GROUP_ATOMS, Group, component_groups
+from .components import DEFAULT_GROUP_ATOMS, Group, component_groups
 from .presolve import presolve as presolve_sat
 from . import highs_process
 from .results import MapResult

@@ -293,7 +293,7 @@ def lit_true(world, lit_atom, lit_positive, i):
     return world[lit_atom[i]] == lit_positive[i]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def init_counts(world, clause_start, lit_atom, lit_positive, count, txor):
     """Fill ``count`` (true literals per clause) and ``txor`` (XOR of the ids of
     the atoms of the true literals) for ``world``."""
@@ -309,7 +309,7 @@ def init_counts(world, clause_start, lit_atom, lit_positive, count, txor):
         txor[c] = x
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def flip_counts(a, world, atom_lit_start, occ_clause, occ_positive, count, txor):
     """Flip atom ``a`` in ``world`` and update ``count``/``txor`` of its clauses."""
     new = not world[a]

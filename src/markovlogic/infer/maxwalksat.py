@@ -176,7 +176,7 @@ def occurrence_info(sat: SatArrays) -> tuple[np.ndarray, np.ndarray]:
     return info, sw
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _occurrence_info(clause_start, lit_atom, lit_positive, weight, is_hard,
                      atom_lit, occ_clause, occ_positive, pack, info, sw):
     for k in range(len(occ_clause)):
@@ -214,7 +214,7 @@ def short_clause_keys(sat: SatArrays) -> np.ndarray:
     return key
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _short_clause_keys(clause_start, lit_atom, lit_positive, weight, is_hard, key):
     for c in range(len(clause_start) - 1):
         s = clause_start[c]
@@ -248,7 +248,7 @@ def _count(st):
     return (st >> np.int64(32)) & _COUNT_MASK
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _init_state(world, clause_start, lit_atom, lit_positive, is_hard, rec, wv,
                 val, P, bad, bad_pos, ist, fst):
     """Clause states, flip values, bad-clause list and cost for ``world``.
@@ -416,7 +416,7 @@ def _second_value(u, world, atom_lit_start, occ_clause, occ_positive, occ_info, 
     return hv, sv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _run(n_steps, noise, rs,
          world, best_world, clause_start, lit_atom, lit_positive,
          atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
@@ -562,7 +562,7 @@ def _run(n_steps, noise, rs,
     _save_best(world, best_world, comp_start, comp_atoms, comp_at_best)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, clause_comp, comp_h, comp_c):
     """Violated hard clauses and cost of each component in ``world``."""
     comp_h[:] = 0
@@ -584,7 +584,7 @@ def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, cl
             comp_c[k] -= w
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best):
     """Copy into ``best_world`` the components that are at their best state."""
     for k in range(len(comp_start) - 1):
@@ -594,7 +594,7 @@ def _save_best(world, best_world, comp_start, comp_atoms, comp_at_best):
                 best_world[x] = world[x]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
              block_start, block_atoms, atom_block, block_true, bad, bad_pos, stamp, adj, ist, fst,
              max_sweeps):
@@ -653,7 +653,7 @@ def _descend(world, lit_atom, atom_lit_start, occ_clause, occ_positive, occ_info
     return moves
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _descend_pairs(world, clause_start, lit_atom, lit_positive, weight, is_hard, atom_lit_start, occ_clause,
                    occ_positive, occ_info, occ_sw, rec, wv, r32, val, P, atom_block, bad, bad_pos, ist, fst,
                    dirty, mark, acc_h, acc_s, touched):
@@ -728,7 +728,7 @@ def _descend_pairs(world, clause_start, lit_atom, lit_positive, weight, is_hard,
     return moves
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _mark_neighbours(a, clause_start, lit_atom, atom_lit_start, occ_clause, dirty):
     """Mark ``a`` and every atom sharing a clause with it."""
     dirty[a] = True
@@ -738,7 +738,7 @@ def _mark_neighbours(a, clause_start, lit_atom, atom_lit_start, occ_clause, dirt
             dirty[lit_atom[j]] = True
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _mark_changed(before, world, clause_start, lit_atom, atom_lit_start, occ_clause, dirty):
     """Mark the neighbourhoods of the atoms whose value differs from ``before``."""
     for a in range(len(world)):

@@ -95,7 +95,7 @@ import numpy as np
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
 from .gibbs import rao_blackwell_tally
-from .marginals import ChunkRunner, check_int, check_real, check_sampling
+from .sampling import ChunkRunner, check_int, check_real, check_sampling
 from .results import MarginalResult
 from .samplesat import (
     KERNEL, N_STATS, SEL_FALSE, SEL_NONE, SEL_SAT, ST_CAPPED, ST_EXC_ACCEPTED, ST_EXCURSIONS,

@@ -62,7 +62,7 @@ import numpy as np
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
 from .gibbs import rao_blackwell_tally
-from .marginals import ChunkRunner
+from .sampling import ChunkRunner
 from .proposals import AtomView, Flip, UserMix, check_user_proposals, log_ratio
 from .results import MapResult, MarginalResult
 from .samplesat import (

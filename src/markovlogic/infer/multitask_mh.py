@@ -61,7 +61,7 @@ import scipy.sparse as sp
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
-from .marginals import ChunkRunner
+from .sampling import ChunkRunner
 from .mh import AtomChain, AtomMHOptions, _collect, _record, _update_best
 from .results import MapResult, MarginalResult
 from .samplesat import KERNEL, fill_inactive, flip, rand_below, rand_unit

@@ -99,7 +99,7 @@ from .kernels_state import SatArrays, init_counts, normalise_clauses, sat_arrays
 # an underscore option numba has had for years): with it, every call from one
 # kernel into another paid atomic increments and decrements for each array
 # argument, which tripled the cost of a SampleSAT proposal.
-KERNEL = dict(cache=True, _nrt=False)
+KERNEL = dict(cache=True, _nrt=False, nogil=True)   # nogil: chains and parts run on threads (parallel/)
 
 # int64 statistics slots of the SampleSAT kernel
 (ST_PROPOSALS, ST_ONE_STEP, ST_EXCURSIONS, ST_EXC_ACCEPTED, ST_CAPPED, ST_MOVES, ST_MH_PROPOSALS,

@@ -75,7 +75,6 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass, field, fields, replace
-from typing import Sequence
 
 import numpy as np
 

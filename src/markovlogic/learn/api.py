@@ -123,10 +123,34 @@ def ground_training(
         raise LearningError("no training database given")
     worlds = list(dbs) if multiple_databases else [_merge(dbs)]
     queries = [Query(p) for p in predicates]
-    return [ground(mln, [db], queries, allow_unweighted=True, truth_closed_world=True) for db in worlds]
+    from ..parallel.options import current
+
+    if current().on_ray and len(worlds) > 1:
+        from ..distributed.learn import ground_databases
+
+        return ground_databases(mln, worlds, queries, current())
+    from ..parallel.grounding import ground_network
+    from ..parallel.tasks import each
+
+    # one training world per thread (DuckDB's queries and the numpy work release the GIL)
+    return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
+                worlds)
 
 
-def learn_model(
+def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> "LearnedModel":
+    """Ground, learn, and build the learned model: :func:`_learn_model` with
+    ``threads`` / ``ray_address`` (:class:`~markovlogic.parallel.ParallelOptions`)
+    in force: several training databases (``multiple_databases``) are ground
+    and sampled in parallel, one per thread (or their grounding one per Ray
+    task)."""
+    from ..parallel.options import pop_options, using
+
+    parallel = pop_options(options)
+    with using(parallel):
+        return _learn_model(mln, dbs, **options)
+
+
+def _learn_model(
     mln: "MLN",
     dbs: "Sequence[Database] | Database",
     *,

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
+from ..parallel.tasks import each
 from .data import TrainingSet, prepare, prior_terms
 from .metrics import average_cll
 from .engines import EngineFactory, MapFactory, Moments, expectation_factory, map_factory
@@ -73,7 +74,8 @@ def _restore(engines: list, states: list | None) -> None:
 
 
 def _moments(engines: list, params: np.ndarray) -> Moments:
-    return Moments.combine([e.moments(params) for e in engines])
+    # one engine per training database, on the current threads (parallel/tasks.py)
+    return Moments.combine(each(lambda e: e.moments(params), engines))
 
 
 def sample_schedule(samples: int, final_samples: int | None, iterations: int) -> np.ndarray:
@@ -398,7 +400,7 @@ def learn_perceptron(
             objective = marginal_cll(data, mom.marginals)
             info: dict = {"train_cll": objective}
         else:
-            worlds = [e.map_world(w) for e in engines]
+            worlds = each(lambda e: e.map_world(w), engines)
             model_counts = sum(counter(x) for counter, x in zip(data.counters, worlds))
             loss = map_loss(data, worlds)
             objective = float(loss)

@@ -224,7 +224,9 @@ def _engines(data: _Data, opt: HiddenOptions, seed: int) -> tuple[list, list]:
 
 
 def _moments(engines: list, w: np.ndarray) -> Moments:
-    return Moments.combine([e.moments(w) for e in engines])
+    from ..parallel.tasks import each
+
+    return Moments.combine(each(lambda e: e.moments(w), engines))
 
 
 def observed_log_likelihood(data: _Data, w: np.ndarray) -> float:

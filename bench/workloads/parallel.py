@@ -1,0 +1,191 @@
+"""Both cores and Ray (issue 15 parts 3-4): the same work with 1 and 2 threads,
+and on a local Ray cluster with 1 and 2 workers, in the same process, in the
+same run.
+
+Commands (each run is a fresh process; medians over the runs)::
+
+    nice -n 5 .venv/bin/python -m bench parallel-tuffy parallel-classlike-30k parallel-classlike-100k -n 3
+    nice -n 5 .venv/bin/python -m bench ray-classlike-30k -n 3
+
+``parallel-*``: the network is ground once; then each method runs with
+``threads=1`` and ``threads=2`` (order alternating between methods), timed
+by wall clock and by the process's CPU time (all its threads). MaxWalkSAT
+(20 tries of 50,000 flips) deals its tries to the threads; MC-SAT (1,000
+samples) splits a network of many components into two parts sampled
+concurrently (class, class-like) or runs two pooled chains (cse, one
+component); the ILP solves two parts of whole components concurrently.
+``speedup_*`` is wall(1 thread) / wall(2 threads); ``cpu_over_wall_*`` with
+2 threads is the cores actually used.
+
+``ray-classlike-30k``: ``mln infer`` on Ray as a user runs it (grounding
+partitioned by template into Parquet parts, components solved on the
+workers), on a local cluster started once by the workload with 2 CPUs:
+``ray_workers=1`` (one grounding task, one solving task) against
+``ray_workers=2``; wall time of the whole call (grounding included), and
+the threads path's for comparison.
+
+Measured 2026-11-26 on this 2-core machine, shared with other helpers.
+``parallel-tuffy``, one run (``-n 1``), load average 7.0 before and 7.3
+after the run (seven runnable processes for two cores: this process got
+about 0.4 of a core whichever path ran, ``cpu_over_wall`` below):
+
+| workload / method | wall 1 thread | wall 2 threads | CPU 1 thread | CPU 2 threads | speed-up | split | result |
+|---|---|---|---|---|---|---|---|
+| class MaxWalkSAT | 0.63 s | 0.73 s | 0.25 s | 0.29 s | 0.87 | tries | cost 361.6 both |
+| class ILP | 0.12 s | 0.27 s | 0.06 s | 0.10 s | 0.46 | 2 parts | optimum 361.56 both |
+| class MC-SAT | 5.54 s | 5.86 s | 2.28 s | 2.33 s | 0.95 | components | |
+| cse MaxWalkSAT | 1.80 s | 1.93 s | 0.73 s | 0.78 s | 0.93 | tries | cost 2,791 both |
+| cse ILP | 0.81 s | 0.83 s | 0.33 s | 0.34 s | 0.97 | one component: serial | optimum 2,790.59 |
+| cse MC-SAT | 8.88 s | 10.29 s | 3.64 s | 4.06 s | 0.86 | 2 pooled chains | |
+
+What this shows: the split costs almost no extra CPU (CPU time with two
+threads is within 2-15 % of one thread's, the copies of the search state
+and a second chain's burn-in), and the answers are the same; it does *not*
+show a speed-up, because there was no idle core to use (CPU/wall stayed
+0.4 with two threads). The serial parts that bound the speed-up on an idle
+machine: grounding's Python side (parsing, the registry, the merge),
+``sat_arrays`` and the per-component combination (numpy, single-threaded),
+a second chain's burn-in and setup (MC-SAT pooled chains: ``T`` burn-ins),
+and, on Ray, the start of the workers and their imports (a fresh local
+cluster took 8 s to start; the first task on each worker imports
+markovlogic, numpy, numba and DuckDB).
+
+``parallel-classlike-30k``/``-100k`` and ``ray-classlike-30k`` were started
+in the same session at load average 9.4 (then 13: the other helpers' test
+suites) and stopped after 11 minutes without a result: not measured yet.
+Run the commands above on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench.harness import Skip, data_dir, workload
+
+MWS = dict(seed=0)
+MCSAT = dict(seed=0, samples=1000)
+
+
+def _timed(fn) -> tuple[object, float, float]:
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w0, time.process_time() - c0
+
+
+def _compare(net, tag: str, methods: list[str]) -> dict:
+    from markovlogic.parallel.map import solve_map_parallel
+    from markovlogic.parallel.marginals import solve_marginals_parallel
+    from markovlogic.parallel.options import ParallelOptions
+
+    one, two = ParallelOptions(threads=1), ParallelOptions(threads=2)
+    # compile / load every kernel first (numba caches), outside the timings
+    from markovlogic.infer.maxwalksat import maxwalksat
+    from markovlogic.infer.mcsat import mcsat
+
+    maxwalksat(net, max_flips=100, max_tries=1)
+    mcsat(net, samples=2, burn_in=1)
+    out: dict = {f"{tag}_clauses": net.n_clauses, f"{tag}_components": net.n_components}
+    for i, method in enumerate(methods):
+        order = [(1, one), (2, two)] if i % 2 == 0 else [(2, two), (1, one)]
+        for t, options in order:
+            if method == "mcsat":
+                res, wall, cpu = _timed(lambda: solve_marginals_parallel(net, "mcsat", dict(MCSAT), options))
+                out[f"{tag}_mcsat_split_t{t}"] = res.stats.get("split", "serial")
+            elif method == "maxwalksat":
+                res, wall, cpu = _timed(lambda: solve_map_parallel(net, "maxwalksat", dict(MWS), options))
+                out[f"{tag}_mws_cost_t{t}"] = round(res.cost, 3)
+            else:
+                res, wall, cpu = _timed(lambda: solve_map_parallel(net, "ilp", {"max_seconds": 120.0}, options))
+                out[f"{tag}_ilp_cost_t{t}"] = round(res.cost, 3)
+                out[f"{tag}_ilp_optimal_t{t}"] = bool(res.optimal)
+            key = "mws" if method == "maxwalksat" else method
+            out[f"{tag}_{key}_wall_t{t}"] = round(wall, 3)
+            out[f"{tag}_{key}_cpu_t{t}"] = round(cpu, 3)
+        key = "mws" if method == "maxwalksat" else method
+        out[f"{tag}_{key}_speedup"] = round(out[f"{tag}_{key}_wall_t1"] / max(out[f"{tag}_{key}_wall_t2"], 1e-9), 3)
+        out[f"{tag}_{key}_cpu_over_wall_t2"] = round(out[f"{tag}_{key}_cpu_t2"] / max(out[f"{tag}_{key}_wall_t2"], 1e-9), 3)
+    return out
+
+
+def _ground_files(model, evidence, queries=None, query_file=None):
+    from markovlogic.api import ground_model
+    from markovlogic.commands.common import load_inputs
+
+    mln, dbs, q = load_inputs(str(model), str(evidence), queries, query_file)
+    return ground_model(mln, dbs, q)
+
+
+@workload("parallel-tuffy", "tuffy class and cse: MaxWalkSAT, ILP, MC-SAT with 1 and 2 threads")
+def parallel_tuffy() -> dict:
+    out: dict = {}
+    for name in ("class", "cse"):
+        folder = data_dir() / "tuffy" / name
+        if not folder.is_dir():
+            raise Skip(f"data folder not found: {folder}")
+        net = _ground_files(folder / "prog.mln", folder / "evidence.db", query_file=str(folder / "query.db"))
+        out.update(_compare(net, name, ["maxwalksat", "ilp", "mcsat"]))
+    return out
+
+
+def _classlike(n: int) -> dict:
+    from bench.synthetic import write
+
+    model, evidence, queries = write("classlike", n)
+    net = _ground_files(model, evidence, queries)
+    return _compare(net, f"classlike{n // 1000}k", ["maxwalksat", "mcsat"])
+
+
+@workload("parallel-classlike-30k", "class-like N=30k: MaxWalkSAT and MC-SAT with 1 and 2 threads")
+def parallel_classlike_30k() -> dict:
+    return _classlike(30_000)
+
+
+@workload("parallel-classlike-100k", "class-like N=100k: MaxWalkSAT and MC-SAT with 1 and 2 threads")
+def parallel_classlike_100k() -> dict:
+    return _classlike(100_000)
+
+
+@workload("ray-classlike-30k", "class-like N=30k on a local Ray cluster: 1 worker against 2, and threads")
+def ray_classlike_30k() -> dict:
+    try:
+        import ray
+    except ImportError:
+        raise Skip("ray is not installed (pip install 'markovlogic[ray]')") from None
+    from bench.synthetic import write
+    from markovlogic import api
+    from markovlogic.commands.common import load_inputs
+
+    model, evidence, queries = write("classlike", 30_000)
+    mln, dbs, q = load_inputs(str(model), str(evidence), queries, None)
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    out: dict = {"ray_start_seconds": round(time.perf_counter() - t0, 3)}
+    try:
+        # warm the workers (imports, numba caches) outside the timings
+        api.map_inference(mln, dbs, q, method="maxwalksat", ray_address="auto", max_flips=1000, max_tries=1)
+        for i, method in enumerate(["maxwalksat", "mcsat"]):
+            order = [1, 2] if i % 2 == 0 else [2, 1]
+            for w in order:
+                if method == "maxwalksat":
+                    res, wall, _ = _timed(lambda: api.map_inference(mln, dbs, q, method="maxwalksat", seed=0,
+                                                                    ray_address="auto", ray_workers=w))
+                    out[f"ray_mws_cost_w{w}"] = round(res.cost, 3)
+                else:
+                    res, wall, _ = _timed(lambda: api.marginal_inference(mln, dbs, q, method="mcsat", seed=0,
+                                                                         ray_address="auto", ray_workers=w))
+                key = "mws" if method == "maxwalksat" else "mcsat"
+                out[f"ray_{key}_wall_w{w}"] = round(wall, 3)
+                out[f"ray_{key}_ground_w{w}"] = round(res.ground_seconds, 3)
+                out[f"ray_{key}_solve_w{w}"] = round(res.infer_seconds, 3)
+            out[f"ray_{key}_speedup"] = round(out[f"ray_{key}_wall_w1"] / max(out[f"ray_{key}_wall_w2"], 1e-9), 3)
+    finally:
+        ray.shutdown()
+    for method in ("maxwalksat", "mcsat"):
+        key = "mws" if method == "maxwalksat" else "mcsat"
+        for t in (1, 2):
+            if method == "maxwalksat":
+                res, wall, _ = _timed(lambda: api.map_inference(mln, dbs, q, method="maxwalksat", seed=0, threads=t))
+            else:
+                res, wall, _ = _timed(lambda: api.marginal_inference(mln, dbs, q, method="mcsat", seed=0, threads=t))
+            out[f"threads_{key}_wall_t{t}"] = round(wall, 3)
+    return out

@@ -1,0 +1,162 @@
+"""Marginals on both cores (or on a Ray cluster): independent chains, or the
+network split by component.
+
+``solve_marginals_parallel(net, method, options, parallel)`` is
+:func:`.infer.marginals.solve_marginals` with the sampling spread over
+``parallel.threads`` threads (or Ray workers), for ``mcsat`` and ``gibbs``:
+
+- a network of many components whose largest holds at most ``1/T + 1/4`` of
+  the work is cut into ``T`` parts of whole components
+  (:func:`.split.partition`); each part is sampled by its own chain with the
+  full options (samples, burn-in) and its own seed. Components are
+  independent, so this samples each component exactly as the one chain over
+  the whole network does (which is how the serial sampler treats them, see
+  :mod:`.infer.marginals`); SampleSAT's default steps per sample follow each
+  part's variables, so the proposals per variable are the serial ones.
+- otherwise ``T`` independent chains run on the whole network and are
+  pooled: MC-SAT chain ``t`` draws its share of ``samples`` after its own
+  full burn-in; Gibbs's ``chains`` (default 4) are dealt to the threads.
+  Each estimate is an average of per-sample terms, so pooling weights each
+  chain by the samples it drew. Same target distribution as one chain, the
+  variance of more independent starts (and ``T`` burn-ins).
+
+With one thread, or a network under ``parallel.min_clauses`` clauses, this
+is the serial path, bit for bit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from ..ground.network import GroundNetwork
+from ..infer.marginals import check_options, solve_marginals
+from ..infer.results import MarginalResult
+from .executor import ThreadExecutor, executor_for
+from .options import ParallelOptions
+from .split import largest_share, partition, seed_for
+
+SAMPLERS = ("mcsat", "gibbs")
+
+
+def solve_marginals_parallel(net: GroundNetwork, method: str, options: dict,
+                             parallel: ParallelOptions) -> MarginalResult:
+    """Marginals of every atom of ``net`` (see the module docstring)."""
+    check_options(method, options)
+    if parallel.on_ray:
+        from ..distributed.cluster import cluster_cpus
+
+        workers = parallel.ray_workers or cluster_cpus(parallel)
+    else:
+        workers = parallel.n_threads
+    if workers <= 1 or method not in SAMPLERS or net.n_clauses < parallel.min_clauses:
+        return solve_marginals(net, method=method, **options)
+    if net.n_components >= workers and largest_share(net) <= 1.0 / workers + 0.25:
+        return by_components(net, method, options, workers, executor_for(parallel))
+    return pooled_chains(net, method, options, workers, executor_for(parallel))
+
+
+def _run(net: GroundNetwork, method: str, options: dict) -> MarginalResult:
+    return solve_marginals(net, method=method, **options)
+
+
+class _Progress:
+    """Sums the samples drawn by several chains for one ``progress`` callback."""
+
+    def __init__(self, progress, n: int, combine) -> None:
+        self.progress = progress
+        self.done = [0] * n
+        self.combine = combine
+        self.lock = threading.Lock()
+
+    def of(self, i: int):
+        def report(k: int) -> None:
+            with self.lock:
+                self.done[i] = int(k)
+                self.progress(self.combine(self.done))
+        return report
+
+
+def by_components(net: GroundNetwork, method: str, options: dict, workers: int, executor) -> MarginalResult:
+    """Each part of whole components sampled by its own chain."""
+    start = time.perf_counter()
+    parts = partition(net, workers)
+    progress = options.pop("progress", None) if "progress" in options else None
+    meter = _Progress(progress, len(parts), min) if progress is not None and not _remote(executor) else None
+    args = []
+    for i, p in enumerate(parts):
+        opts = dict(options)
+        opts["seed"] = seed_for(int(options.get("seed", 0)), i)
+        if opts.get("init") is not None:
+            opts["init"] = np.asarray(opts["init"])[p.atoms]
+        if meter is not None:
+            opts["progress"] = meter.of(i)
+        args.append((p.net, method, opts))
+    results = executor.map(_run, args)
+    prob = np.zeros(net.n_atoms, dtype=np.float64)
+    for p, r in zip(parts, results):
+        prob[p.atoms] = r.probabilities
+    stats = _merged_stats(results)
+    stats.update(split="components", parts=len(parts), workers=int(workers))
+    samples = min(r.samples for r in results)
+    return MarginalResult(probabilities=prob, method=method, samples=samples,
+                          seconds=time.perf_counter() - start, stats=stats)
+
+
+def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, executor) -> MarginalResult:
+    """Independent chains on the whole network, pooled by the samples they drew."""
+    start = time.perf_counter()
+    progress = options.pop("progress", None) if "progress" in options else None
+    seed = int(options.get("seed", 0))
+    args = []
+    if method == "gibbs":
+        chains = int(options.get("chains", 4))
+        k = min(workers, chains)
+        share = [chains // k + (1 if t < chains % k else 0) for t in range(k)]
+    else:
+        samples = int(options.get("samples", 1000))
+        k = min(workers, samples)
+        share = [samples // k + (1 if t < samples % k else 0) for t in range(k)]
+    meter = _Progress(progress, k, sum if method == "mcsat" else min) \
+        if progress is not None and not _remote(executor) else None
+    for t in range(k):
+        opts = dict(options)
+        opts["seed"] = seed_for(seed, t)
+        if method == "gibbs":
+            opts["chains"] = share[t]
+        else:
+            opts["samples"] = share[t]
+        if t > 0:
+            opts.pop("init", None)
+        if meter is not None:
+            opts["progress"] = meter.of(t)
+        args.append((net, method, opts))
+    results = executor.map(_run, args)
+    # samples drawn (Gibbs: chains x sweeps), the weight of each run's average
+    weight = np.array([r.samples for r in results], dtype=np.float64)
+    prob = np.zeros(net.n_atoms, dtype=np.float64)
+    for w, r in zip(weight, results):
+        prob += w * r.probabilities
+    prob /= max(weight.sum(), 1.0)
+    stats = _merged_stats(results)
+    stats.update(split="chains", chains=k, workers=int(workers))
+    drawn = int(sum(r.samples for r in results))
+    return MarginalResult(probabilities=prob, method=method, samples=drawn,
+                          seconds=time.perf_counter() - start, stats=stats)
+
+
+def _remote(executor) -> bool:
+    return not isinstance(executor, ThreadExecutor)
+
+
+def _merged_stats(results: list[MarginalResult]) -> dict:
+    out: dict = {}
+    for r in results:
+        for key, v in r.stats.items():
+            if isinstance(v, bool):
+                out[key] = out.get(key, False) or v
+            elif isinstance(v, (int, float)) and not key.endswith(("per_second", "rate")):
+                out[key] = out.get(key, 0) + v
+    return out
