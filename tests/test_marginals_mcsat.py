@@ -62,7 +62,9 @@ def test_mcsat_on_many_components_at_once():
                             p_negative=0.25, n_blocks=1)
     assert net.n_components > 30
     exact = exact_marginals(net).probabilities
-    got = mcsat(net, samples=3000, seed=3).probabilities
+    # 10,000 samples: at 3,000 the largest error over these ~200 atoms ranged
+    # from 0.022 to 0.065 over seeds, and passing depended on the random stream
+    got = mcsat(net, samples=10000, seed=3).probabilities
     assert np.abs(got - exact).max() <= TOL
 
 

@@ -73,6 +73,28 @@ def infer_command(
         None, "--rao-blackwell/--no-rao-blackwell",
         help="MC-SAT: average each atom's conditional probability (default) or its sampled value (Alchemy).",
     ),
+    init: Optional[str] = typer.Option(
+        None, "--init",
+        help="MC-SAT start world: hard (WalkSAT on the hard clauses; default), maxwalksat (MaxWalkSAT's best world) "
+             "or two-pass (MaxWalkSAT on the soft clauses, then on all).",
+    ),
+    init_flips: Optional[int] = typer.Option(
+        None, "--init-flips", help="MC-SAT --init maxwalksat/two-pass: MaxWalkSAT flips per pass (default max(10,000, 20 per variable)).",
+    ),
+    group_mutex: Optional[bool] = typer.Option(
+        None, "--group-mutex/--no-group-mutex",
+        help="MC-SAT, MaxWalkSAT: cliques of hard clauses !a v !b become one at-most-one factor each (exactly-one "
+             "when a hard clause lists the same atoms), moved in one step.",
+    ),
+    joint_moves: Optional[bool] = typer.Option(
+        None, "--joint-moves/--no-joint-moves",
+        help="MC-SAT: the Metropolis pair moves of strong clauses also move atoms of ! blocks and mutex groups.",
+    ),
+    cluster_moves: Optional[bool] = typer.Option(
+        None, "--cluster-moves/--no-cluster-moves",
+        help="MC-SAT: also flip whole sets of atoms that the slice ties by equivalences (chains of strong "
+             "two-way rules), in the manner of Swendsen-Wang.",
+    ),
     max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try (default 50,000)."),
     tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT tries (restarts; default 20)."),
     noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise (random-walk probability)."),
@@ -155,7 +177,9 @@ def infer_command(
                            clusters, dict(seed=seed, max_seconds=max_seconds, samples=samples, burn_in=burn_in,
                                           **cluster_options),
                            dict(chains=chains, hard_weight=hard_weight, metropolis_steps=metropolis_steps,
-                                rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise))
+                                rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise,
+                                init=init, init_flips=init_flips, group_mutex=group_mutex, joint_moves=joint_moves,
+                                cluster_moves=cluster_moves))
         return
     given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
     if given and method not in ("mh", "multitask-mh"):
@@ -180,6 +204,14 @@ def infer_command(
                    if v is not None}
         if metropolis_steps is not None or rao_blackwell is not None:
             raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only (--rao-blackwell also to mh marginals)")
+        for flag, value in (("--init", init), ("--init-flips", init_flips), ("--joint-moves", joint_moves),
+                            ("--cluster-moves", cluster_moves)):
+            if value is not None:
+                raise OptionError(f"{flag} applies to MC-SAT marginals (without --map)")
+        if group_mutex is not None:
+            if method != "maxwalksat":
+                raise OptionError("--group-mutex applies to mcsat (marginals) and --map --method maxwalksat")
+            options["group_mutex"] = group_mutex
         if method == "mh":
             if thin is not None:
                 raise OptionError("--thin applies to mh marginals (without --map)")
@@ -243,6 +275,13 @@ def infer_command(
                                           burn_in=burn_in, chains=chains, hard_weight=hard_weight,
                                           metropolis_steps=metropolis_steps,
                                           rao_blackwell=rao_blackwell).items() if v is not None}
+        mcsat_only = {k: v for k, v in dict(init_method=init, init_flips=init_flips, group_mutex=group_mutex,
+                                             joint_moves=joint_moves, cluster_moves=cluster_moves).items()
+                      if v is not None}
+        if mcsat_only and method != "mcsat":
+            flag = {"init_method": "--init"}.get(next(iter(mcsat_only)), "--" + next(iter(mcsat_only)).replace("_", "-"))
+            raise OptionError(f"{flag} applies to --method mcsat (marginals)")
+        options.update(mcsat_only)
         if method == "exact":
             for k in ("samples", "burn_in", "chains", "hard_weight", "metropolis_steps", "rao_blackwell"):
                 if k in options:

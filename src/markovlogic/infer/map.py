@@ -30,7 +30,7 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
       ``max_seconds``, ``workers``, ``presolve``, ``cliques``, ``scale``);
     - ``"maxwalksat"``: local search (:func:`.maxwalksat.maxwalksat`; options
       ``max_flips``, ``max_tries``, ``noise``, ``seed``, ``max_seconds``,
-      ``init``, ``target_cost``);
+      ``init``, ``target_cost``, ``group_mutex``);
     - ``"exact"``: enumeration of each component (``max_atoms``; components
       must be small). ``max_seconds`` is accepted and not enforced
       (enumeration of a component cannot be interrupted);
@@ -58,7 +58,7 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
         from .maxwalksat import maxwalksat
 
         return maxwalksat(net, **_only(options, method, "max_flips", "max_tries", "noise", "seed",
-                                       "max_seconds", "init", "target_cost"))
+                                       "max_seconds", "init", "target_cost", "group_mutex"))
     if method == "ilp":
         from .ilp import ilp_map
 

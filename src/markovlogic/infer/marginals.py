@@ -48,6 +48,13 @@ def check_options(method: str, options: dict) -> None:
             raise OptionError("progress must be a callable taking the number of samples drawn")
         make_options(None, {k: v for k, v in options.items() if k != "progress"})
         return
+    if method == "mcsat":
+        from .mcsat import make_options as mcsat_options
+
+        if options.get("progress") is not None and not callable(options["progress"]):
+            raise OptionError("progress must be a callable taking the number of samples drawn")
+        mcsat_options(None, {k: v for k, v in options.items() if k != "progress"})
+        return
     if method == "multitask-mh":
         from .multitask_mh import make_options as multitask_options
 

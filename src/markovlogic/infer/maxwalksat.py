@@ -1140,6 +1140,7 @@ def maxwalksat(
     max_seconds: float | None = None,
     init: np.ndarray | None = None,
     target_cost: float = 0.0,
+    group_mutex: bool = False,
 ) -> MapResult:
     """Approximate MAP by MaxWalkSAT (see module docstring).
 
@@ -1147,14 +1148,34 @@ def maxwalksat(
     ``max_seconds`` runs out or a world with no violated hard clause and cost
     <= ``target_cost`` is found) and returns the best world seen. The result's
     ``hard_violated`` says how many hard clauses and blocks that world
-    violates; it is never claimed optimal.
+    violates; it is never claimed optimal. ``group_mutex``: search the
+    equivalent network in which cliques of hard clauses ``!a v !b`` are
+    at-most-one blocks (:mod:`.mutex`; a flip then moves the group's true
+    atom in one step).
     """
     start = time.perf_counter()
     _check_options(max_flips, max_tries, noise, max_seconds, target_cost)
+    if not isinstance(group_mutex, (bool, np.bool_)):
+        raise OptionError(f"group_mutex must be True or False, got {group_mutex!r}")
     if init is not None:
         init = np.asarray(init)
         if init.shape != (net.n_atoms,):
             raise OptionError(f"init must be a boolean array of length {net.n_atoms}, got shape {init.shape}")
+    if group_mutex:
+        from .mutex import group_mutex as grouped_network
+
+        grouped = grouped_network(net)
+        if grouped.groups.n_groups:
+            inner = maxwalksat(grouped.net, max_flips=max_flips, max_tries=max_tries, noise=noise, seed=seed,
+                               max_seconds=None if max_seconds is None else max(1e-3, max_seconds - (time.perf_counter() - start)),
+                               init=None if init is None else grouped.lift(init), target_cost=target_cost)
+            world = grouped.project(inner.world)
+            stats = dict(inner.stats)
+            stats.update(grouped.groups.summary())
+            hard_violated = net.hard_violated(world)
+            stats["hard_violated"] = hard_violated
+            return MapResult(world=world, score=net.score(world), cost=net.cost(world), hard_violated=hard_violated,
+                             method="maxwalksat", seconds=time.perf_counter() - start, optimal=False, stats=stats)
     deadline = None if max_seconds is None else start + float(max_seconds)
     sat = sat_arrays(net)
     world, stats = run_maxwalksat(

@@ -40,36 +40,180 @@ estimate, ``rao_blackwell=False``) and a smaller variance (the error halved
 on small networks). The chain is one for the whole network: independent
 components are sampled as separate chains would sample them (see
 :mod:`.marginals`).
+
+Poon's extensions (Poon and Domingos, *Joint inference in information
+extraction*, AAAI 2007, used for the citation models; Poon's thesis,
+sections 2.4 and 3.4), each an option of :class:`MCSATOptions`:
+
+- ``init_method="maxwalksat"``: the first world is MaxWalkSAT's (on the
+  whole network, hard clauses first) instead of WalkSAT's first solution of
+  the hard clauses: the chain starts near a mode and burn-in is spent there;
+- ``init_method="two-pass"``: MaxWalkSAT twice, first over the soft clauses
+  only (the blocks kept), then over all clauses from the first pass's world;
+- moves that flip several atoms while keeping the ``!`` constraints: every
+  SampleSAT move on a block already changes two atoms (the true one off,
+  another on, :mod:`.samplesat`); ``joint_moves=True`` extends the pair moves
+  of step 3 to atoms in blocks (the two atoms of a strong clause each change
+  their block's value, up to four atoms flip; the proposal ratio corrects
+  for the choice of the new true atom);
+- ``group_mutex=True``: hard pair clauses ``!a v !b`` that form cliques are
+  one factor each, an at-most-one block with a "none" state (exactly-one
+  when a hard clause says "at least one"), found at network level by
+  :mod:`.mutex`; SampleSAT and the Metropolis steps then move a token of
+  the citation models from one field to another in one step instead of
+  crossing the pair clauses one flip at a time. The chain runs on the
+  equivalent grouped network; worlds, weights and marginals are mapped back.
+
+Not Poon's, added because the four above leave the main error of the
+citation models in place: ``cluster_moves=True`` flips, after each slice,
+whole sets of free atoms that the selected clauses tie by equivalences
+(both ``!a v b`` and ``a v !b`` in the slice), in the manner of Swendsen
+and Wang (:func:`_cluster_moves`; exact for the uniform distribution on the
+slice). A chain of positions tied by strong two-way rules (a citation's
+field, or the positions past its end) then changes its label in one move
+instead of by a walk that has to cross the whole chain.
+
+Defaults, as measured (``bench/workloads/mcsat_ext.py``, errors against the
+exact marginals of the citation models and long runs on tuffy/cse and
+tuffy/class): cluster moves and joint moves on; WalkSAT's start (a
+MaxWalkSAT start cuts the citation models' error on real tokens by three
+but left one tuffy/class atom off by 0.29: it starts every bistable
+component in its best mode); no mutex groups (no gain for MC-SAT there;
+an option for models where they help).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
 
-from ..errors import InferenceError
+from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
 from .gibbs import rao_blackwell_tally
 from .sampling import ChunkRunner, check_int, check_real, check_sampling
 from .results import MarginalResult
 from .samplesat import (
     KERNEL, N_STATS, SEL_FALSE, SEL_NONE, SEL_SAT, ST_CAPPED, ST_EXC_ACCEPTED, ST_EXCURSIONS,
-    ST_MH_ACCEPTED, ST_MH_PROPOSALS, ST_MOVES, ST_ONE_STEP, ST_PROPOSALS, feasible_state, fill_inactive,
-    flip, prepare, rand_below, rand_unit, random_inactive, samplesat,
+    ST_MH_ACCEPTED, ST_MH_PROPOSALS, ST_MOVES, ST_ONE_STEP, ST_PROPOSALS, _apply, _other_in_block, _undo,
+    feasible_state, fill_inactive, flip, prepare, rand_below, rand_unit, random_inactive, samplesat,
 )
 
 DEFAULT_MAX_PATH = 100
 DEFAULT_GUIDE_WEIGHT = 3.0
-ST_PAIR_PROPOSALS, ST_PAIR_ACCEPTED = N_STATS, N_STATS + 1   # extra statistics slots of this module
+INIT_METHODS = ("hard", "maxwalksat", "two-pass")
+# extra statistics slots of this module
+ST_PAIR_PROPOSALS, ST_PAIR_ACCEPTED, ST_CLUSTER_PROPOSALS, ST_CLUSTER_ACCEPTED, ST_CLUSTER_ATOMS = range(N_STATS, N_STATS + 5)
+DEFAULT_MAX_CLUSTER = 10_000
+
+
+@dataclass
+class MCSATOptions:
+    """Options of MC-SAT (``method="mcsat"``), for :func:`mcsat`,
+    :class:`MCSATChain` and ``mln infer``.
+
+    ``samples`` post-burn-in MC-SAT steps are averaged after ``burn_in``
+    steps; ``seed``; ``max_seconds`` stops burn-in and sampling early (at
+    least one sample is drawn). SampleSAT: ``walksat_prob`` (probability of
+    a WalkSAT move while some constraint is violated), ``temperature``
+    (simulated annealing: a move that violates ``d`` more constraints is
+    kept with probability ``exp(-d / temperature)``; 0 never leaves the
+    slice), ``max_steps`` (proposals per sample; default ``max(50,
+    variables / 2)``), ``max_path`` (longest walk outside the slice).
+    ``metropolis_steps``: Metropolis-Hastings proposals on the model per
+    sample (default: as many as ``max_steps``; 0 for plain MC-SAT);
+    ``guide_weight``: soft clauses at least this heavy propose the pair
+    moves. ``rao_blackwell``: average conditional probabilities (default)
+    or truth values (Alchemy). ``hard_weight``: treat hard clauses as soft
+    clauses of this weight (Alchemy's behaviour, when they contradict each
+    other; no mutex group is then formed). ``init``: a start world
+    (repaired by WalkSAT if it breaks a hard clause; it takes precedence
+    over ``init_method``).
+
+    Poon's extensions (see the module docstring): ``init_method`` -- where
+    the chain starts when no ``init`` is given: ``"hard"`` (WalkSAT on the
+    hard clauses from a random world), ``"maxwalksat"`` (MaxWalkSAT's best
+    world) or ``"two-pass"`` (MaxWalkSAT on the soft clauses, then on all);
+    ``init_flips``: MaxWalkSAT flips per pass (default ``max(10,000, 20 *``
+    variables``)``, one try, then its greedy descent); ``group_mutex``: hard pair-clause cliques as
+    at-most-one / exactly-one blocks (:mod:`.mutex`); ``joint_moves``: pair
+    moves that also move atoms in blocks. ``cluster_moves`` (not Poon's):
+    after each slice, ``max_steps / 10`` proposals to flip a whole set of
+    atoms that the selected clauses tie by equivalences
+    (:func:`_cluster_moves`).
+    """
+
+    samples: int = 1000
+    burn_in: int = 100
+    seed: int = 0
+    max_seconds: float | None = None
+    walksat_prob: float = 0.5
+    temperature: float = 0.5
+    max_steps: int | None = None
+    metropolis_steps: int | None = None
+    guide_weight: float = DEFAULT_GUIDE_WEIGHT
+    max_path: int = DEFAULT_MAX_PATH
+    rao_blackwell: bool = True
+    hard_weight: float | None = None
+    init: np.ndarray | None = None
+    init_method: str = "hard"
+    init_flips: int | None = None
+    group_mutex: bool = False
+    joint_moves: bool = True
+    cluster_moves: bool = True
+
+    def check(self) -> "MCSATOptions":
+        """Raise :class:`OptionError` on a bad value; returns ``self``."""
+        check_sampling(self.samples, self.burn_in, self.seed, self.max_seconds, None)
+        check_real("walksat_prob", self.walksat_prob, 0.0, 1.0)
+        check_real("temperature", self.temperature, 0.0)
+        if self.max_steps is not None:
+            check_int("max_steps", self.max_steps, 1)
+        if self.metropolis_steps is not None:
+            check_int("metropolis_steps", self.metropolis_steps, 0)
+        check_int("max_path", self.max_path, 1)
+        check_real("guide_weight", self.guide_weight, 0.0, low_open=True)
+        if self.hard_weight is not None:
+            check_real("hard_weight", self.hard_weight, 0.0, low_open=True)
+        if self.init_method not in INIT_METHODS:
+            raise OptionError(f"init must be one of {', '.join(INIT_METHODS)}, got {self.init_method!r}")
+        if self.init_flips is not None:
+            check_int("init_flips", self.init_flips, 1)
+        for name in ("rao_blackwell", "group_mutex", "joint_moves", "cluster_moves"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise OptionError(f"{name.replace('_', '-')} must be True or False, got {getattr(self, name)!r}")
+        return self
+
+
+OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(MCSATOptions))
+
+
+def make_options(options: MCSATOptions | None, kw: dict) -> MCSATOptions:
+    """``options`` (a copy, with the keyword values ``kw`` written over it),
+    or :class:`MCSATOptions` from ``kw``; checked. Unknown names are an
+    :class:`OptionError` naming them."""
+    unknown = sorted(set(kw) - OPTION_NAMES)
+    if unknown:
+        raise OptionError(f"option(s) {', '.join(unknown)} do not apply to mcsat; "
+                          f"it takes {', '.join(sorted(OPTION_NAMES | {'progress'}))}")
+    base = MCSATOptions() if options is None else options
+    if not isinstance(base, MCSATOptions):
+        raise OptionError(f"options must be an MCSATOptions, got {type(base).__name__}")
+    return dataclasses.replace(base, **kw).check()
 
 
 def default_steps(n_vars: int) -> int:
     """SampleSAT proposals per MC-SAT sample when ``max_steps`` is not given."""
     return max(50, n_vars // 2)
+
+
+def default_init_flips(n_vars: int) -> int:
+    """MaxWalkSAT flips per pass of the start search when ``init_flips`` is not given."""
+    return max(10_000, 20 * n_vars)
 
 
 @nb.njit(**KERNEL)
@@ -90,15 +234,22 @@ def _select(soft, weight, thresh, count, sel, rs):
 
 
 @nb.njit(**KERNEL)
-def _pair_moves(n_moves, strong, g, s, stats):
+def _pair_moves(n_moves, joint, strong, g, s, stats):
     """Metropolis-Hastings pair moves: pick a random strong clause and two of
-    its free atoms at random, flip both; keep the change with probability
-    ``min(1, exp(score change))`` if no hard clause breaks (``sel`` must
-    select exactly the hard clauses). The choice does not depend on the
-    world, so the proposal is symmetric."""
+    its atoms at random, change both; keep the change with probability
+    ``min(1, exp(score change) * proposal ratio)`` if no hard clause breaks
+    (``sel`` must select exactly the hard clauses). The choice of the clause
+    and the two atoms does not depend on the world.
+
+    A free atom is flipped. An atom in a block (only with ``joint``; else
+    the pick is dropped) changes its block's value: if false it becomes the
+    block's true atom, if true the block's value moves to another random
+    member; the reverse move of the former picks the old true atom with
+    probability ``1 / (size - 1)``, hence the ratio. Two atoms of one block
+    are dropped."""
     clause_start, lit_atom, atom_lit_start, occ_clause, occ_positive = g[0], g[1], g[3], g[4], g[5]
-    weight, atom_block = g[6], g[9]
-    world, count, sel, vlist, vpos, ist, fst, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[8]
+    weight, block_start, block_atoms, atom_block = g[6], g[7], g[8], g[9]
+    world, count, sel, vlist, vpos, ist, fst, block_true, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
     for _ in range(n_moves):
         c = strong[rand_below(rs, len(strong))]
         st = clause_start[c]
@@ -111,27 +262,153 @@ def _pair_moves(n_moves, strong, g, s, stats):
             j += 1
         a = lit_atom[st + i]
         b = lit_atom[st + j]
-        if atom_block[a] >= 0 or atom_block[b] >= 0:
-            continue
+        ba = atom_block[a]
+        bb = atom_block[b]
+        if ba >= 0 or bb >= 0:
+            if not joint or ba == bb:
+                continue
+            if ba >= 0 and block_start[ba + 1] - block_start[ba] < 2:
+                continue
+            if bb >= 0 and block_start[bb + 1] - block_start[bb] < 2:
+                continue
+        log_q = 0.0
+        a1, a2 = a, -1
+        if ba >= 0:
+            size = block_start[ba + 1] - block_start[ba]
+            if world[a]:
+                a2 = _other_in_block(rs, ba, a, block_start, block_atoms)
+                log_q += np.log(size - 1.0)
+            else:
+                a1, a2 = block_true[ba], a
+                log_q -= np.log(size - 1.0)
+        b1, b2 = b, -1
+        if bb >= 0:
+            size = block_start[bb + 1] - block_start[bb]
+            if world[b]:
+                b2 = _other_in_block(rs, bb, b, block_start, block_atoms)
+                log_q += np.log(size - 1.0)
+            else:
+                b1, b2 = block_true[bb], b
+                log_q -= np.log(size - 1.0)
         stats[ST_PAIR_PROPOSALS] += 1
         score0 = fst[0]
-        flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
-        flip(b, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
-        d = fst[0] - score0
+        _apply(a1, a2, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+               atom_lit_start, occ_clause, occ_positive, weight)
+        _apply(b1, b2, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+               atom_lit_start, occ_clause, occ_positive, weight)
+        d = fst[0] - score0 + log_q
         if ist[0] == 0 and (d >= 0.0 or rand_unit(rs) < np.exp(d)):
             stats[ST_PAIR_ACCEPTED] += 1
         else:
-            flip(b, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
-            flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+            _undo(b1, b2, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+                  atom_lit_start, occ_clause, occ_positive, weight)
+            _undo(a1, a2, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+                  atom_lit_start, occ_clause, occ_positive, weight)
 
 
 @nb.njit(**KERNEL)
-def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp, soft, strong, thresh,
-               is_hard, g, s, path, prob, stats):
+def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, stats):
+    """Cluster flips on the slice (in the manner of Swendsen and Wang; the
+    target is the uniform distribution on the slice). Two atoms are bonded
+    when the slice selected both clauses of an equivalence between them
+    (``!a v b`` and ``a v !b``, or ``a v b`` and ``!a v !b``: ``partner[c]``
+    is the other clause of ``c``'s pair, -1 if none). Bonds depend on the
+    selection only, not on the world, and flipping both atoms of a bond
+    keeps both clauses true. A move picks a random variable; if it is a free
+    atom, it takes its connected component over bonds (free atoms only:
+    reaching an atom of a block, or more than ``max_size`` atoms, drops the
+    move), flips every atom of it and keeps the result iff no selected
+    constraint is violated. The component is the same from any of its atoms
+    and in the new world, so the proposal is symmetric and the uniform
+    distribution on the slice stays invariant."""
+    clause_start, lit_atom, atom_lit_start, occ_clause = g[0], g[1], g[3], g[4]
+    occ_positive, weight, atom_block, var = g[5], g[6], g[9], g[10]
+    world, count, sel, vlist, vpos, ist, fst, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[8]
+    n_vars = len(var)
+    if n_vars == 0:
+        return
+    for _ in range(n_moves):
+        v = var[rand_below(rs, n_vars)]
+        if v < 0:
+            continue
+        stamp[0] += 1
+        st = stamp[0]
+        mark[v] = st
+        queue[0] = v
+        qn = 1
+        qi = 0
+        ok = True
+        while qi < qn and ok:
+            a = queue[qi]
+            qi += 1
+            for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
+                c = occ_clause[k]
+                pc = partner[c]
+                if pc < 0 or sel[c] != SEL_SAT or sel[pc] != SEL_SAT:
+                    continue
+                cs = clause_start[c]
+                b = lit_atom[cs]
+                if b == a:
+                    b = lit_atom[cs + 1]
+                if mark[b] == st:
+                    continue
+                if atom_block[b] >= 0 or qn >= max_size:
+                    ok = False
+                    break
+                mark[b] = st
+                queue[qn] = b
+                qn += 1
+        if not ok or qn < 2:
+            continue      # too big, a block, or a single atom (SampleSAT's own moves)
+        stats[ST_CLUSTER_PROPOSALS] += 1
+        for i in range(qn):
+            flip(queue[i], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+        if ist[0] == 0:
+            stats[ST_CLUSTER_ACCEPTED] += 1
+            stats[ST_CLUSTER_ATOMS] += qn
+        else:
+            for i in range(qn - 1, -1, -1):
+                flip(queue[i], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive,
+                     weight)
+
+
+def equivalence_partners(sat) -> np.ndarray:
+    """For each clause of two literals, the id of a clause over the same two
+    atoms with both signs opposite (together: an equivalence between the
+    atoms), else -1 (int32[n_clauses])."""
+    n = sat.n_clauses
+    partner = np.full(n, -1, dtype=np.int32)
+    sizes = np.diff(sat.clause_start)
+    two = np.flatnonzero(sizes == 2)
+    if len(two) < 2:
+        return partner
+    first = sat.clause_start[:-1][two]
+    a, b = sat.lit_atom[first].astype(np.int64), sat.lit_atom[first + 1].astype(np.int64)
+    pa, pb = sat.lit_positive[first], sat.lit_positive[first + 1]
+    swap = a > b
+    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+    plo, phi = np.where(swap, pb, pa), np.where(swap, pa, pb)
+    base = (lo * sat.n_atoms + hi) * 4
+    key = base + 2 * plo + phi
+    want = base + 2 * ~plo + ~phi
+    order = np.argsort(key, kind="stable")
+    pos = np.searchsorted(key[order], want)
+    pos = np.minimum(pos, len(order) - 1)
+    found = key[order][pos] == want
+    partner[two[found]] = two[order[pos[found]]]
+    return partner
+
+
+@nb.njit(**KERNEL)
+def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp, soft, strong, joint, thresh,
+               is_hard, g, s, path, prob, stats, n_cluster, max_cluster, partner, mark, queue, stamp):
     """``n_samples`` MC-SAT steps (with their Metropolis steps). After each:
     if ``tally`` has one entry per atom, adds to it each atom's conditional
     probability given the rest of the world (``rb``) or its truth value; if
-    ``store`` has rows, writes the world to row ``i``."""
+    ``store`` has rows, writes the world to row ``i``. ``joint``: pair moves
+    also over atoms in blocks. ``n_cluster`` cluster flips on each slice
+    (:func:`_cluster_moves` over the bonds of ``partner``; scratch ``mark``,
+    ``queue``, ``stamp``)."""
     world, count, sel, block_true, rs = s[0], s[1], s[2], s[7], s[8]
     weight = g[6]
     n = len(world)
@@ -142,12 +419,14 @@ def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp,
     for i in range(n_samples):
         _select(soft, weight, thresh, count, sel, rs)
         samplesat(n_steps, max_path, p_ws, temp, False, g, s, path, stats)
+        if n_cluster > 0:
+            _cluster_moves(n_cluster, max_cluster, partner, g, s, mark, queue, stamp, stats)
         if n_mh > 0:
             for k in range(len(soft)):
                 sel[soft[k]] = SEL_NONE
             samplesat(n_walks, max_path, p_ws, temp, True, g, s, path, stats)
             if n_pairs > 0:
-                _pair_moves(n_pairs, strong, g, s, stats)
+                _pair_moves(n_pairs, joint, strong, g, s, stats)
         if do_tally:
             if rb:
                 rao_blackwell_tally(g, world, count, is_hard, block_true, prob, tally)
@@ -158,6 +437,36 @@ def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp,
         if do_store:
             for a in range(n):
                 store[i, a] = world[a]
+
+
+def maxwalksat_start(net: GroundNetwork, *, two_pass: bool, flips: int, seed: int,
+                     hard_weight: float | None = None, init: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+    """A start world by MaxWalkSAT (one try of ``flips`` flips and its greedy
+    descent): with ``two_pass``, first over the soft clauses only (blocks
+    kept), then over all clauses from the first pass's world (Poon and
+    Domingos 2007). Returns the world and figures (cost, seconds per pass)."""
+    from .kernels_state import sat_arrays, subset
+    from .maxwalksat import run_maxwalksat
+
+    t0 = time.perf_counter()
+    sat = sat_arrays(net if hard_weight is None else net.softened(hard_weight))
+    info: dict = {}
+    world = None if init is None else np.asarray(init, dtype=bool)
+    if two_pass:
+        soft = np.flatnonzero(~sat.is_hard)
+        soft_sat = subset(sat, np.arange(sat.n_atoms), soft, np.arange(sat.n_blocks))
+        world, _ = run_maxwalksat(soft_sat, max_flips=flips, max_tries=1, noise=0.5, seed=seed, deadline=None,
+                                  init=world)
+        info["init_pass1_seconds"] = time.perf_counter() - t0
+        info["init_pass1_hard_violated"] = int(net.hard_violated(world) if hard_weight is None else 0)
+    world, stats = run_maxwalksat(sat, max_flips=flips, max_tries=1, noise=0.5, seed=seed + 1, deadline=None,
+                                  init=world)
+    info["init_seconds"] = time.perf_counter() - t0
+    info["init_maxwalksat_flips"] = int(stats["flips"]) + (flips if two_pass else 0)
+    soft_net = net if hard_weight is None else net.softened(hard_weight)
+    info["init_cost"] = float(soft_net.cost(world))
+    info["init_hard_violated"] = int(net.hard_violated(world)) if hard_weight is None else 0
+    return world, info
 
 
 class MCSATChain:
@@ -172,57 +481,71 @@ class MCSATChain:
     probabilities ``1 - exp(-|w|)``, the strong clauses of the pair moves and
     the world's score, without re-normalising or finding a new start world.
 
-    ``init``: the first world (made to satisfy the hard clauses and blocks by
-    WalkSAT if it does not; random if None); the other options are those of
-    :func:`mcsat`. :meth:`sample` draws successive worlds, continuing from
-    where the last call stopped; :attr:`state` is the current world."""
+    ``options``: an :class:`MCSATOptions` (or its fields as keywords; the
+    sample counts and time limit are not used here). ``init``: the first
+    world (made to satisfy the hard clauses and blocks by WalkSAT if it does
+    not; if None, where ``init_method`` says). With ``group_mutex`` the
+    chain runs on the grouped network of :mod:`.mutex`; worlds, weights and
+    marginals are those of ``net`` all the same. :meth:`sample` draws
+    successive worlds, continuing from where the last call stopped;
+    :attr:`state` is the current world."""
 
-    def __init__(
-        self,
-        net: GroundNetwork,
-        *,
-        seed: int = 0,
-        init: np.ndarray | None = None,
-        walksat_prob: float = 0.5,
-        temperature: float = 0.5,
-        max_steps: int | None = None,
-        metropolis_steps: int | None = None,
-        guide_weight: float = DEFAULT_GUIDE_WEIGHT,
-        max_path: int = DEFAULT_MAX_PATH,
-        hard_weight: float | None = None,
-        rao_blackwell: bool = True,
-    ) -> None:
-        check_sampling(1, 0, seed, None, None)
-        self.p_ws = check_real("walksat_prob", walksat_prob, 0.0, 1.0)
-        self.temp = check_real("temperature", temperature, 0.0)
-        if max_steps is not None:
-            check_int("max_steps", max_steps, 1)
-        if metropolis_steps is not None:
-            check_int("metropolis_steps", metropolis_steps, 0)
-        self.max_path = check_int("max_path", max_path, 1)
-        self.guide_weight = check_real("guide_weight", guide_weight, 0.0, low_open=True)
-        if hard_weight is not None:
-            check_real("hard_weight", hard_weight, 0.0, low_open=True)
-        self.hard_weight = hard_weight
-        self.rao_blackwell = bool(rao_blackwell)
+    def __init__(self, net: GroundNetwork, options: MCSATOptions | None = None, **kw) -> None:
+        opt = make_options(options, kw)
+        self.options = opt
+        self.p_ws = float(opt.walksat_prob)
+        self.temp = float(opt.temperature)
+        self.max_path = int(opt.max_path)
+        self.guide_weight = float(opt.guide_weight)
+        self.hard_weight = opt.hard_weight
+        self.rao_blackwell = bool(opt.rao_blackwell)
+        self.joint = bool(opt.joint_moves)
         self.n_clauses = net.n_clauses
         self.n_atoms = net.n_atoms
+        self.grouped = None
+        self.group_seconds = 0.0
+        if opt.group_mutex and opt.hard_weight is None:
+            from .mutex import group_mutex
+
+            t0 = time.perf_counter()
+            grouped = group_mutex(net)
+            self.group_seconds = time.perf_counter() - t0
+            if grouped.groups.n_groups:
+                self.grouped = grouped
+                net = grouped.net
+        self.net = net
         # every soft clause kept: normalise with placeholder weights, then write the real ones
         placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
-        self.prep = prepare(placeholder, hard_weight)
+        self.prep = prepare(placeholder, opt.hard_weight)
         sat = self.prep.sat
         self._orig_hard = np.flatnonzero(net.is_hard[sat.orig_clause])
         self._size2 = np.diff(sat.clause_start)[self.prep.soft] >= 2
         self._abs = np.empty(sat.n_clauses, dtype=np.float64)
-        self.rng = np.random.default_rng(seed)
-        self.n_steps = default_steps(self.prep.n_vars) if max_steps is None else int(max_steps)
-        self.n_mh = self.n_steps if metropolis_steps is None else int(metropolis_steps)
+        self.rng = np.random.default_rng(opt.seed)
+        self.n_steps = default_steps(self.prep.n_vars) if opt.max_steps is None else int(opt.max_steps)
+        self.n_mh = self.n_steps if opt.metropolis_steps is None else int(opt.metropolis_steps)
         self.path = np.zeros(2 * self.max_path, dtype=np.int32)
-        self.stats = np.zeros(N_STATS + 2, dtype=np.int64)
+        self.stats = np.zeros(N_STATS + 5, dtype=np.int64)
+        self.n_cluster = max(1, self.n_steps // 10) if opt.cluster_moves else 0
+        self._cluster_now = 0         # n_cluster while some equivalence can be in the slice (see _write_weights)
+        self._mark = np.zeros(sat.n_atoms if opt.cluster_moves else 0, dtype=np.int64)
+        self._queue = np.zeros(sat.n_atoms if opt.cluster_moves else 0, dtype=np.int32)
+        self._stamp = np.zeros(1, dtype=np.int64)
+        self._pairs = equivalence_partners(sat) if opt.cluster_moves else np.zeros(0, dtype=np.int32)
+        self._partner = self._pairs
         self.prob = np.zeros(2 * (int(np.diff(sat.block_start).max()) if sat.n_blocks else 1), dtype=np.float64)
         self._no_tally = np.zeros(0, dtype=np.float64)
         self._no_store = np.zeros((0, sat.n_atoms), dtype=bool)
-        self._write_weights(np.asarray(net.weight, dtype=np.float64))
+        self._write_weights(np.asarray(net.weight, dtype=np.float64), mapped=True)
+        self.init_info: dict = {"init_method": "given" if opt.init is not None else opt.init_method}
+        init = opt.init
+        if init is not None:
+            init = self._lift(init)
+        elif opt.init_method != "hard":
+            flips = opt.init_flips if opt.init_flips is not None else default_init_flips(self.prep.n_vars)
+            init, info = maxwalksat_start(net, two_pass=opt.init_method == "two-pass", flips=int(flips),
+                                          seed=int(opt.seed), hard_weight=opt.hard_weight)
+            self.init_info.update(info)
         self._state, self.init_flips = feasible_state(self.prep, self.rng, init)
         self._state.fst[0] = self._score()
 
@@ -238,7 +561,11 @@ class MCSATChain:
         self._write_weights(w)
         self._state.fst[0] = self._score()
 
-    def _write_weights(self, w: np.ndarray) -> None:
+    def _write_weights(self, w: np.ndarray, mapped: bool = False) -> None:
+        """``w``: weights of the original network's clauses (of the grouped
+        network's if ``mapped``)."""
+        if self.grouped is not None and not mapped:
+            w = self.grouped.weights(w)
         sat, prep = self.prep.sat, self.prep
         np.take(w, sat.orig_clause, out=sat.weight)
         sat.weight[self._orig_hard] = 0.0 if self.hard_weight is None else float(self.hard_weight)
@@ -250,6 +577,12 @@ class MCSATChain:
         np.negative(prep.thresh, out=prep.thresh)
         soft = prep.soft
         self.strong = soft[(np.abs(sat.weight[soft]) >= self.guide_weight) & self._size2].astype(np.int32)
+        if len(self._pairs):
+            # a bond needs both clauses of an equivalence in the slice: hard or of positive weight
+            can = sat.is_hard | (sat.weight > 0.0)
+            ok = (self._pairs >= 0) & can & can[np.maximum(self._pairs, 0)]
+            self._partner = np.where(ok, self._pairs, -1).astype(np.int32)
+            self._cluster_now = self.n_cluster if ok.any() else 0
 
     def _score(self) -> float:
         """The score the kernels keep up to date by differences (soft clauses only)."""
@@ -257,11 +590,21 @@ class MCSATChain:
 
     # ---------------------------------------------------------------- state
 
+    def _lift(self, world: np.ndarray) -> np.ndarray:
+        """A world of the original network as one of the network sampled."""
+        world = np.asarray(world, dtype=bool).reshape(-1)
+        if len(world) != self.n_atoms:
+            raise InferenceError(f"initial world has {len(world)} atoms, the network has {self.n_atoms}")
+        return world if self.grouped is None else self.grouped.lift(world)
+
+    def _project(self, values: np.ndarray) -> np.ndarray:
+        return values if self.grouped is None else self.grouped.project(values)
+
     @property
     def state(self) -> np.ndarray:
         """A copy of the current world (bool[n_atoms]; atoms that no clause
         touches hold arbitrary values: :meth:`sample` redraws them)."""
-        return self._state.world.copy()
+        return self._project(self._state.world).copy()
 
     @state.setter
     def state(self, world: np.ndarray) -> None:
@@ -271,7 +614,7 @@ class MCSATChain:
 
     def reset(self, init: np.ndarray | None = None) -> None:
         """Restart the chain from ``init`` (or a random world)."""
-        self._state, flips = feasible_state(self.prep, self.rng, init)
+        self._state, flips = feasible_state(self.prep, self.rng, None if init is None else self._lift(init))
         self.init_flips += flips
         self._state.fst[0] = self._score()
 
@@ -282,15 +625,21 @@ class MCSATChain:
     # ---------------------------------------------------------------- sampling
 
     def run(self, k: int, tally: np.ndarray | None = None, store: np.ndarray | None = None) -> None:
-        """``k`` MC-SAT steps; after each, add to ``tally`` (float64[n_atoms])
-        each atom's conditional probability (Rao-Blackwell) or truth value,
-        and/or write the world to row ``i`` of ``store`` (bool[k, n_atoms])."""
+        """``k`` MC-SAT steps; after each, add to ``tally`` (float64[n_atoms]
+        of the network sampled, :attr:`net`) each atom's conditional
+        probability (Rao-Blackwell) or truth value, and/or write the world
+        to row ``i`` of ``store`` (bool[k, net.n_atoms])."""
         _mcsat_run(
             k, self._no_tally if tally is None else tally, self._no_store if store is None else store,
             self.rao_blackwell, self.n_steps, self.n_mh, self.max_path, self.p_ws, self.temp, self.prep.soft,
-            self.strong, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays, self._state.arrays,
-            self.path, self.prob, self.stats,
+            self.strong, self.joint, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays,
+            self._state.arrays, self.path, self.prob, self.stats, self._cluster_now, DEFAULT_MAX_CLUSTER,
+            self._partner, self._mark, self._queue, self._stamp,
         )
+
+    def new_tally(self) -> np.ndarray:
+        """A zero tally for :meth:`run` (one entry per atom of :attr:`net`)."""
+        return np.zeros(self.net.n_atoms, dtype=np.float64)
 
     def sample(self, n: int, *, burn_in: int = 0) -> np.ndarray:
         """``n`` successive worlds (bool[n, n_atoms]) after ``burn_in`` steps.
@@ -300,22 +649,22 @@ class MCSATChain:
         check_int("burn_in", burn_in, 0)
         if burn_in:
             self.run(burn_in)
-        worlds = np.zeros((n, self.n_atoms), dtype=bool)
+        worlds = np.zeros((n, self.net.n_atoms), dtype=bool)
         self.run(n, store=worlds)
         random_inactive(self.prep, worlds, self.rng)
-        return worlds
+        return self._project(worlds)
 
     def marginals(self, tally: np.ndarray, n: int) -> np.ndarray:
-        """Marginals from a tally of ``n`` samples (exact ones for the atoms
-        that no clause touches)."""
-        return fill_inactive(self.prep, tally / float(n))
+        """Marginals of the original atoms from a tally of ``n`` samples
+        (exact ones for the atoms that no clause touches)."""
+        return self._project(fill_inactive(self.prep, tally / float(n)))
 
     def stats_dict(self) -> dict:
         s = self.stats
         proposals = int(s[ST_PROPOSALS])
         excursions = int(s[ST_EXCURSIONS])
         mh = int(s[ST_MH_PROPOSALS])
-        return {
+        out = {
             "samplesat_steps": self.n_steps,
             "samplesat_proposals": proposals,
             "samplesat_moves": int(s[ST_MOVES]),
@@ -329,58 +678,45 @@ class MCSATChain:
             "strong_clauses": len(self.strong),
             "pair_proposals": int(s[ST_PAIR_PROPOSALS]),
             "pair_accept_rate": int(s[ST_PAIR_ACCEPTED]) / int(s[ST_PAIR_PROPOSALS]) if s[ST_PAIR_PROPOSALS] else 0.0,
+            "joint_moves": self.joint,
+            "cluster_moves": self._cluster_now,
+            "cluster_proposals": int(s[ST_CLUSTER_PROPOSALS]),
+            "cluster_accept_rate": int(s[ST_CLUSTER_ACCEPTED]) / int(s[ST_CLUSTER_PROPOSALS]) if s[ST_CLUSTER_PROPOSALS] else 0.0,
+            "cluster_mean_size": int(s[ST_CLUSTER_ATOMS]) / int(s[ST_CLUSTER_ACCEPTED]) if s[ST_CLUSTER_ACCEPTED] else 0.0,
+            "group_mutex": self.grouped is not None,
         }
+        out.update(self.init_info)
+        if self.grouped is not None:
+            out.update(self.grouped.groups.summary())
+            out["mutex_seconds"] = self.group_seconds
+        return out
 
 
 def mcsat(
     net: GroundNetwork,
+    options: MCSATOptions | None = None,
     *,
-    samples: int = 1000,
-    burn_in: int = 100,
-    seed: int = 0,
-    max_seconds: float | None = None,
-    walksat_prob: float = 0.5,
-    temperature: float = 0.5,
-    max_steps: int | None = None,
-    metropolis_steps: int | None = None,
-    guide_weight: float = DEFAULT_GUIDE_WEIGHT,
-    max_path: int = DEFAULT_MAX_PATH,
-    rao_blackwell: bool = True,
-    hard_weight: float | None = None,
-    init: np.ndarray | None = None,
     progress: Callable[[int], None] | None = None,
+    **kw,
 ) -> MarginalResult:
-    """Marginals by MC-SAT (see the module docstring).
-
-    ``samples`` post-burn-in MC-SAT steps are averaged after ``burn_in`` steps.
-    SampleSAT settings: ``walksat_prob`` (probability of a WalkSAT move while
-    some constraint is violated), ``temperature`` (simulated annealing: a move
-    that violates ``d`` more constraints is kept with probability
-    ``exp(-d / temperature)``; 0 never leaves the slice), ``max_steps``
-    (proposals per sample; default ``max(50, variables / 2)``) and
-    ``max_path`` (longest walk outside the slice). ``metropolis_steps``:
-    Metropolis-Hastings proposals per sample (default: as many as
-    ``max_steps``; 0 for plain MC-SAT); ``guide_weight``: soft clauses at
-    least this heavy are "strong" and propose the pair moves. ``rao_blackwell``: average
-    conditional probabilities (default) or truth values. ``hard_weight``:
-    treat hard clauses as soft clauses of this weight (Alchemy's behaviour;
-    needed when they contradict each other, as in tuffy/rc1000; default:
-    they are constraints). ``init``: start world (made to satisfy the hard
-    clauses by WalkSAT if it does not).
-    ``max_seconds`` stops burn-in and sampling early (at least one sample is
-    drawn; the result reports how many). ``progress(n)`` is called with the
-    number of samples drawn so far."""
-    check_sampling(samples, burn_in, seed, max_seconds, progress)
-    runner = ChunkRunner(max_seconds)
-    chain = MCSATChain(net, seed=seed, init=init, walksat_prob=walksat_prob, temperature=temperature,
-                       max_steps=max_steps, metropolis_steps=metropolis_steps, guide_weight=guide_weight,
-                       max_path=max_path, hard_weight=hard_weight, rao_blackwell=rao_blackwell)
+    """Marginals by MC-SAT (see the module docstring). ``options``: an
+    :class:`MCSATOptions`, or its fields as keywords (``samples``,
+    ``burn_in``, ``seed``, ``max_seconds``, ``walksat_prob``,
+    ``temperature``, ``max_steps``, ``metropolis_steps``, ``guide_weight``,
+    ``max_path``, ``rao_blackwell``, ``hard_weight``, ``init``,
+    ``init_method``, ``init_flips``, ``group_mutex``, ``joint_moves``,
+    ``cluster_moves``).
+    ``progress(n)`` is called with the number of samples drawn so far."""
+    opt = make_options(options, kw)
+    check_sampling(opt.samples, opt.burn_in, opt.seed, opt.max_seconds, progress)
+    runner = ChunkRunner(opt.max_seconds)
+    chain = MCSATChain(net, opt)
     init_flips = chain.init_flips
     setup_seconds = runner.elapsed()
-    burned = runner.run(lambda k: chain.run(k), burn_in)
+    burned = runner.run(lambda k: chain.run(k), opt.burn_in)
     t_sample = time.perf_counter()
-    tally = np.zeros(net.n_atoms, dtype=np.float64)
-    drawn = runner.run(lambda k: chain.run(k, tally=tally), samples, progress, at_least_one=True)
+    tally = chain.new_tally()
+    drawn = runner.run(lambda k: chain.run(k, tally=tally), opt.samples, progress, at_least_one=True)
     sample_seconds = time.perf_counter() - t_sample
     prob = chain.marginals(tally, drawn)
     seconds = runner.elapsed()
@@ -397,7 +733,7 @@ def mcsat(
         "walksat_prob": chain.p_ws,
         "temperature": chain.temp,
         "rao_blackwell": chain.rao_blackwell,
-        "hard_weight": hard_weight,
+        "hard_weight": opt.hard_weight,
     }
     stats.update(chain.stats_dict())
     return MarginalResult(probabilities=prob, method="mcsat", samples=drawn, seconds=seconds, stats=stats)
@@ -406,24 +742,15 @@ def mcsat(
 def sample_worlds(
     net: GroundNetwork,
     n_samples: int,
-    *,
-    init: np.ndarray | None = None,
-    seed: int = 0,
-    burn_in: int = 100,
-    walksat_prob: float = 0.5,
-    temperature: float = 0.5,
-    max_steps: int | None = None,
-    metropolis_steps: int | None = None,
-    guide_weight: float = DEFAULT_GUIDE_WEIGHT,
-    max_path: int = DEFAULT_MAX_PATH,
-    hard_weight: float | None = None,
+    options: MCSATOptions | None = None,
+    **kw,
 ) -> np.ndarray:
     """``n_samples`` successive MC-SAT worlds (bool[n_samples, n_atoms]) after
-    ``burn_in`` steps from ``init`` (for learning: expected counts are means
-    over these worlds). Atoms that no clause touches are drawn from their
+    ``burn_in`` steps (default 100) from ``init`` (for learning: expected
+    counts are means over these worlds); the other options are those of
+    :class:`MCSATOptions`. Atoms that no clause touches are drawn from their
     exact distribution in each world."""
-    check_sampling(n_samples, burn_in, seed, None, None)
-    chain = MCSATChain(net, seed=seed, init=init, walksat_prob=walksat_prob, temperature=temperature,
-                       max_steps=max_steps, metropolis_steps=metropolis_steps, guide_weight=guide_weight,
-                       max_path=max_path, hard_weight=hard_weight)
-    return chain.sample(n_samples, burn_in=burn_in)
+    opt = make_options(options, kw)
+    check_sampling(n_samples, opt.burn_in, opt.seed, None, None)
+    chain = MCSATChain(net, opt)
+    return chain.sample(n_samples, burn_in=opt.burn_in)

@@ -308,15 +308,17 @@ class PersistentMCSAT:
     absolute value (test AUC-PR 0.085, CLL -0.30); with the Metropolis
     steps it converged to 38 (AUC-PR 0.408, CLL -0.024, 60 iterations in
     56 s), and from the pseudo-likelihood start it gave 0.420 instead of
-    0.415. They cost about a third more per sample."""
+    0.415. They cost about a third more per sample. Other ``options`` are
+    those of :class:`markovlogic.infer.mcsat.MCSATOptions` (e.g.
+    ``group_mutex``, ``joint_moves``)."""
 
     def __init__(self, net: GroundNetwork, seed: int = 0, metropolis_steps: int | None = None,
-                 init: np.ndarray | None = None, restart: bool = False) -> None:
+                 init: np.ndarray | None = None, restart: bool = False, **options) -> None:
         from ..infer.mcsat import MCSATChain
 
         self.init = None if init is None else np.asarray(init, dtype=bool)
         self.restart = restart and self.init is not None
-        self.chain = MCSATChain(net, seed=seed, init=self.init, metropolis_steps=metropolis_steps)
+        self.chain = MCSATChain(net, seed=seed, init=self.init, metropolis_steps=metropolis_steps, **options)
 
     def sample(self, net: GroundNetwork, n: int, burn_in: int) -> np.ndarray:
         self.chain.set_weights(net.weight)
