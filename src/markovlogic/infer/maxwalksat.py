@@ -76,7 +76,7 @@ DEFAULT_FLIPS = 50_000
 DEFAULT_TRIES = 20
 
 # int state slots
-_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_UNUSED, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
+_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_STOP, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
 # float state slots
 _F_COST, _F_BEST_COST, _F_TARGET = range(3)
 
@@ -422,7 +422,7 @@ def _run(n_steps, noise, rs,
          atom_lit_start, occ_clause, occ_positive, occ_info, occ_sw, rec, wv, r32, val, P,
          block_start, block_atoms, atom_block, block_true,
          bad, bad_pos, stamp, adj, ist, fst, clause_key,
-         atom_comp, comp_start, comp_atoms, comp_h, comp_c, comp_bh, comp_bc, comp_at_best):
+         atom_comp, comp_start, comp_atoms, comp_h, comp_c, comp_bh, comp_bc, comp_at_best, complete):
     """Run up to ``n_steps`` steps; stop early when the target is reached.
 
     The best state is kept per connected component (components are
@@ -430,14 +430,30 @@ def _run(n_steps, noise, rs,
     ``comp_h``/``comp_c`` are a component's current violated hard clauses and
     cost, ``comp_bh``/``comp_bc`` its best, ``ist[_I_BEST_HVIOL]`` and
     ``fst[_F_BEST_COST]`` their sums.
+
+    ``complete`` (lazy MaxWalkSAT, :mod:`.lazy.maxwalksat`; empty otherwise):
+    per atom, whether every ground clause it can break is among the arrays'.
+    A step whose clause has an atom that is not complete stops the run
+    before drawing anything else (``ist[_I_STOP]`` = clause + 1), so that
+    the caller can fetch that atom's clauses and go on with the same step.
     """
+    check = len(complete) > 0
     for _ in range(n_steps):
         nbad = ist[_I_NBAD]
         if nbad == 0 or (ist[_I_BEST_HVIOL] == 0 and fst[_F_BEST_COST] <= fst[_F_TARGET]):
             ist[_I_DONE] = 1
             break
-        ist[_I_FLIPS] += 1
         c = bad[_rand_below(rs, nbad)]
+        if check:
+            stop = False
+            for i in range(clause_start[c], clause_start[c + 1]):
+                if not complete[lit_atom[i]]:
+                    stop = True
+                    break
+            if stop:
+                ist[_I_STOP] = c + 1
+                break
+        ist[_I_FLIPS] += 1
         key = clause_key[c]
         if key >= 0:
             s = 0
@@ -806,6 +822,7 @@ class Search:
         self.block_true = np.zeros(sat.n_blocks, np.int32)
         self.world = np.zeros(sat.n_atoms, dtype=bool)
         self.best_world = self.world.copy()
+        self.complete = np.zeros(0, dtype=bool)   # lazy MaxWalkSAT: see _run
         self.pair_scratch: tuple | None = None  # scratch arrays of the pair moves, made on first use
         comp, n_comp = atom_components(sat)
         self.atom_comp = comp
@@ -850,6 +867,7 @@ class Search:
         fst[_F_BEST_COST] = fst[_F_COST]
         ist[_I_BEST_FLIP] = 0
         ist[_I_DONE] = 0
+        ist[_I_STOP] = 0
         fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
         self.best_world = self.world.copy()
 
@@ -918,7 +936,7 @@ class Search:
              self.rec, self.wv, self.r32, self.val, self.P, sat.block_start, sat.block_atoms,
              sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
              self.ist, self.fst, self.clause_key, self.atom_comp, self.comp_start, self.comp_atoms,
-             self.comp_h, self.comp_c, self.comp_bh, self.comp_bc, self.comp_at_best)
+             self.comp_h, self.comp_c, self.comp_bh, self.comp_bc, self.comp_at_best, self.complete)
 
     @property
     def flips(self) -> int:
