@@ -91,6 +91,7 @@ class Activation:
         self.queries = 0
         self.seconds = 0.0
         self.rounds = 0
+        self.rows = 0                                 # ground rows fetched (before merging)
 
     # ------------------------------------------------------------ helpers
     def _sign(self, i: int, t: ClauseTemplate, values: np.ndarray) -> str:
@@ -153,17 +154,50 @@ class Activation:
     def _pred(self, t: ClauseTemplate, lit) -> int:
         return self.store.preds[lit.atom.predicate].index
 
-    def _run(self, i: int, conditions, *, min_unknown: int = 0, max_unknown: int | None = None):
-        """(query, result columns, rows) of template ``i`` under ``conditions``."""
-        t = self.templates[i]
-        q = LiteralCompiler(self.store, t, conditions, export_vars=list(t.plus_vars),
-                            min_unknown=min_unknown, max_unknown=max_unknown).build()
-        if q.empty:
-            return q, None, 0
-        self.queries += 1
-        res = self.g._fetch(q.sql)
-        n = len(next(iter(res.values()))) if res else 0
-        return q, res, n
+    def _run_all(self, specs: list[tuple]) -> list[tuple]:
+        """Several queries in one statement (``UNION ALL`` with a tag column,
+        as :meth:`.grounder.Grounder._prefetch` does): DuckDB's cost per
+        statement is paid once per round instead of once per template and
+        literal. ``specs``: ``(template, conditions, min_unknown, extra)``;
+        returns ``(template, query, result, rows, extra)`` for each spec
+        whose query is not empty."""
+        layout = []
+        for i, conds, min_unknown, extra in specs:
+            t = self.templates[i]
+            q = LiteralCompiler(self.store, t, conds, export_vars=list(t.plus_vars),
+                                min_unknown=min_unknown).build()
+            if q.empty:
+                continue
+            cols = list(dict.fromkeys([c for out in q.literals for c in out.arg_cols]
+                                      + [out.status_col for out in q.literals if out.status_col is not None]
+                                      + list(q.var_cols.values())))
+            layout.append((i, q, cols, extra))
+        if not layout:
+            return []
+        self.queries += len(layout)
+        if len(layout) == 1 or any(not cols for _, _, cols, _ in layout):
+            out = []
+            for i, q, cols, extra in layout:
+                res = self.g._fetch(q.sql)
+                n = len(next(iter(res.values()))) if res else 0
+                out.append((i, q, res, n, extra))
+            return out
+        width = max(len(cols) for _, _, cols, _ in layout)
+        parts = []
+        for k, (i, q, cols, _) in enumerate(layout):
+            select = [f"{k} AS _q"] + [f"CAST(s.{c} AS BIGINT) AS x{j}" for j, c in enumerate(cols)]
+            select += [f"CAST(NULL AS BIGINT) AS x{j}" for j in range(len(cols), width)]
+            parts.append(f"SELECT {', '.join(select)} FROM ({q.sql}) AS s")
+        res = self.g._fetch("\nUNION ALL\n".join(parts))
+        tag = np.asarray(res["_q"])
+        order = np.argsort(tag, kind="stable")
+        bounds = np.searchsorted(tag[order], np.arange(len(layout) + 1))
+        out = []
+        for k, (i, q, cols, extra) in enumerate(layout):
+            sel = order[bounds[k]:bounds[k + 1]]
+            part = {c: np.asarray(np.ma.getdata(res[f"x{j}"]))[sel].astype(np.int32) for j, c in enumerate(cols)}
+            out.append((i, q, part, len(sel), extra))
+        return out
 
     def _rows(self, i: int, q, res, n: int, want: str) -> Rows | None:
         """Ground rows of template ``i`` from a result; ``want``: keep the
@@ -240,7 +274,7 @@ class Activation:
         """Registry atoms with a unit clause that is not as wanted in the
         default world: ``P`` hard or of positive weight, ``!P`` of negative
         weight."""
-        found = []
+        specs = []
         for i, t in enumerate(self.templates):
             if self.sign[i] in ("zero", "eager"):
                 continue
@@ -249,10 +283,12 @@ class Activation:
                     continue
                 if not lit.positive and self.sign[i] in ("hard", "pos"):
                     continue
-                q, res, n = self._run(i, self._unit_conditions(t, li, Unknown()))
-                r = self._rows(i, q, res, n, "pos" if lit.positive else "neg")
-                if r is not None:
-                    found.append(r.codes[:, 0] >> 1)
+                specs.append((i, self._unit_conditions(t, li, Unknown()), 0, "pos" if lit.positive else "neg"))
+        found = []
+        for i, q, res, n, want in self._run_all(specs):
+            r = self._rows(i, q, res, n, want)
+            if r is not None:
+                found.append(r.codes[:, 0] >> 1)
         self._grow()
         return np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, np.int64)
 
@@ -267,17 +303,18 @@ class Activation:
         names = self._register("lzs", atoms)
         rows: list[Rows] = []
         try:
+            specs = []
             for i, t in enumerate(self.templates):
                 if self.sign[i] in ("zero", "eager"):
                     continue
                 for li, lit in enumerate(t.literals):
                     k = self._pred(t, lit)
-                    if k not in names:
-                        continue
-                    q, res, n = self._run(i, self._unit_conditions(t, li, In(names[k])))
-                    r = self._rows(i, q, res, n, "any")
-                    if r is not None:
-                        rows.append(r)
+                    if k in names:
+                        specs.append((i, self._unit_conditions(t, li, In(names[k])), 0, "any"))
+            for i, q, res, n, want in self._run_all(specs):
+                r = self._rows(i, q, res, n, want)
+                if r is not None:
+                    rows.append(r)
         finally:
             self._unregister(names)
         self._grow()
@@ -288,15 +325,12 @@ class Activation:
         atom they mention, then :meth:`activate` of ``active`` (e.g. the atoms
         of exactly-one blocks), merged."""
         start = time.perf_counter()
-        rows: list[Rows] = []
+        specs = []
         for i, t in enumerate(self.templates):
             s = self.sign[i]
             if s in ("hard", "pos", "mixed"):
                 conds = [Any() if lit.positive else FalseIn(None) for lit in t.literals]
-                q, res, n = self._run(i, conds, min_unknown=2)
-                r = self._no_units(self._rows(i, q, res, n, "pos"))
-                if r is not None:
-                    rows.append(r)
+                specs.append((i, conds, 2, "pos"))
             if s in ("neg", "mixed"):
                 neg = [li for li, lit in enumerate(t.literals) if not lit.positive]
                 for li in neg:
@@ -308,10 +342,12 @@ class Activation:
                             conds.append(Dropped())
                         else:
                             conds.append(Any())
-                    q, res, n = self._run(i, conds, min_unknown=2)
-                    r = self._no_units(self._rows(i, q, res, n, "neg"))
-                    if r is not None:
-                        rows.append(r)
+                    specs.append((i, conds, 2, "neg"))
+        rows: list[Rows] = []
+        for i, q, res, n, want in self._run_all(specs):
+            r = self._no_units(self._rows(i, q, res, n, want))
+            if r is not None:
+                rows.append(r)
         eager = []
         for i in self.eager:
             r, _ = self.g.ground_template(i)
@@ -323,6 +359,7 @@ class Activation:
         rows += self.units(np.concatenate([seeds, self._new_atoms(rows)]))
         rows += self.units(self._new_atoms(rows))
         self.seconds += time.perf_counter() - start
+        self.rows += sum(len(r) for r in rows)
         gc = self._merge(rows)
         if active is not None and len(active):
             return concat([gc, self.activate(active)])
@@ -341,12 +378,17 @@ class Activation:
         batch = self._register("lzb", atoms)
         rows: list[Rows] = []
         try:
+            specs = []
             for i, t in enumerate(self.templates):
                 s = self.sign[i]
                 if s in ("hard", "pos", "mixed"):
-                    rows += self._positive_batch(i, t, batch)
+                    specs += self._positive_batch(i, t, batch)
                 if s in ("neg", "mixed"):
-                    rows += self._negative_batch(i, t, batch)
+                    specs += self._negative_batch(i, t, batch)
+            for i, q, res, n, want in self._run_all(specs):
+                r = self._no_units(self._rows(i, q, res, n, want))
+                if r is not None:
+                    rows.append(r)
             self._append_active(batch)
         finally:
             self._unregister(batch)
@@ -354,10 +396,11 @@ class Activation:
         new = self._new_atoms(rows)
         units = self.units(np.concatenate([atoms, new]))
         self.seconds += time.perf_counter() - start
+        self.rows += sum(len(r) for r in rows + units)
         return self._merge(rows + units)
 
-    def _positive_batch(self, i: int, t: ClauseTemplate, batch: dict[int, str]) -> list[Rows]:
-        rows = []
+    def _positive_batch(self, i: int, t: ClauseTemplate, batch: dict[int, str]) -> list[tuple]:
+        specs = []
         for li, lit in enumerate(t.literals):
             k = self._pred(t, lit)
             if lit.positive or k not in batch:
@@ -373,14 +416,11 @@ class Activation:
                     conds.append(FalseIn(self._tables.get(kj)))
                 else:
                     conds.append(FalseIn(self._union(self._tables.get(kj), batch.get(kj))))
-            q, res, n = self._run(i, conds, min_unknown=2)
-            r = self._no_units(self._rows(i, q, res, n, "pos"))
-            if r is not None:
-                rows.append(r)
-        return rows
+            specs.append((i, conds, 2, "pos"))
+        return specs
 
-    def _negative_batch(self, i: int, t: ClauseTemplate, batch: dict[int, str]) -> list[Rows]:
-        rows = []
+    def _negative_batch(self, i: int, t: ClauseTemplate, batch: dict[int, str]) -> list[tuple]:
+        specs = []
         for li, lit in enumerate(t.literals):
             k = self._pred(t, lit)
             if not lit.positive or k not in batch:
@@ -395,11 +435,8 @@ class Activation:
                 else:
                     excl = [self._tables.get(kj)] + ([batch.get(kj)] if j < li else [])
                     conds.append(Any(tuple(x for x in excl if x is not None)))
-            q, res, n = self._run(i, conds, min_unknown=2)
-            r = self._no_units(self._rows(i, q, res, n, "neg"))
-            if r is not None:
-                rows.append(r)
-        return rows
+            specs.append((i, conds, 2, "neg"))
+        return specs
 
     def flip_gains(self, true_atoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For the world whose true unknown atoms are ``true_atoms`` (active
@@ -417,6 +454,7 @@ class Activation:
         world = self._register("lzt", true_atoms) if len(true_atoms) else {}
         atoms, soft, hard = [], [], []
         try:
+            specs = []
             for i, t in enumerate(self.templates):
                 if self.sign[i] in ("zero", "eager"):
                     continue
@@ -435,25 +473,28 @@ class Activation:
                             # once, in the branch of its first occurrence), never its negation
                             repeat = j > li and other.positive == lit.positive
                             conds.append(FalseIn(world.get(kj), same=li, allow_same=repeat))
-                    q, res, n = self._run(i, conds)
-                    if n == 0:
-                        continue
-                    codes = self.g._literal_codes(res, q, n)
-                    a = (codes[:, q.kept.index(li)] >> 1).astype(np.int64)
-                    sgn = 1.0 if lit.positive else -1.0
-                    atoms.append(a)
-                    if t.hard:
-                        soft.append(np.zeros(n))
-                        hard.append(np.full(n, 1 if lit.positive else 1 << 20, dtype=np.int64))
-                        continue
-                    binding = np.stack([res[q.var_cols[v]] for v in t.plus_vars], axis=1).astype(np.int32) \
-                        if t.plus_vars else None
-                    param = self.g.params.ids(i, t, binding)
-                    if binding is None:
-                        param = np.full(n, param[0], dtype=np.int32)
-                    w = self.g.params.coefficient(t) * np.asarray(self.g.params.arrays()[0])[param]
-                    soft.append(sgn * w)
-                    hard.append(np.zeros(n, dtype=np.int64))
+                    specs.append((i, conds, 0, li))
+            for i, q, res, n, li in self._run_all(specs):
+                if n == 0:
+                    continue
+                t = self.templates[i]
+                lit = t.literals[li]
+                codes = self.g._literal_codes(res, q, n)
+                a = (codes[:, q.kept.index(li)] >> 1).astype(np.int64)
+                sgn = 1.0 if lit.positive else -1.0
+                atoms.append(a)
+                if t.hard:
+                    soft.append(np.zeros(n))
+                    hard.append(np.full(n, 1 if lit.positive else 1 << 20, dtype=np.int64))
+                    continue
+                binding = np.stack([res[q.var_cols[v]] for v in t.plus_vars], axis=1).astype(np.int32) \
+                    if t.plus_vars else None
+                param = self.g.params.ids(i, t, binding)
+                if binding is None:
+                    param = np.full(n, param[0], dtype=np.int32)
+                w = self.g.params.coefficient(t) * np.asarray(self.g.params.arrays()[0])[param]
+                soft.append(sgn * w)
+                hard.append(np.zeros(n, dtype=np.int64))
         finally:
             self._unregister(world)
         self._grow()

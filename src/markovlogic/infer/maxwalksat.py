@@ -435,15 +435,23 @@ def _run(n_steps, noise, rs,
     per atom, whether every ground clause it can break is among the arrays'.
     A step whose clause has an atom that is not complete stops the run
     before drawing anything else (``ist[_I_STOP]`` = clause + 1), so that
-    the caller can fetch that atom's clauses and go on with the same step.
+    the caller can fetch that atom's clauses and go on with the same step:
+    a run that starts with ``ist[_I_STOP] = c + 1`` takes clause ``c`` (which
+    must be bad) for its first step instead of drawing one.
     """
     check = len(complete) > 0
+    forced = ist[_I_STOP] - 1
+    ist[_I_STOP] = 0
     for _ in range(n_steps):
         nbad = ist[_I_NBAD]
         if nbad == 0 or (ist[_I_BEST_HVIOL] == 0 and fst[_F_BEST_COST] <= fst[_F_TARGET]):
             ist[_I_DONE] = 1
             break
-        c = bad[_rand_below(rs, nbad)]
+        if forced >= 0:
+            c = forced                # the clause a stopped step had drawn (the caller checked it is bad)
+            forced = -1
+        else:
+            c = bad[_rand_below(rs, nbad)]
         if check:
             stop = False
             for i in range(clause_start[c], clause_start[c + 1]):
