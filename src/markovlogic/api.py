@@ -200,7 +200,7 @@ def map_inference(
     db: "Database | Sequence[Database]",
     queries: Sequence[str | Query] | str | None = None,
     *,
-    method: str = "ilp",
+    method: str | None = None,
     closed: Sequence[str] = (),
     open_: Sequence[str] = (),
     db_path: str | None = None,
@@ -212,12 +212,21 @@ def map_inference(
     clause made soft with weight ``W``, as Alchemy and Tuffy do when hard
     formulas contradict the evidence; the answer's ``hard_violated`` counts
     the hard clauses the world breaks, and its cost includes ``W`` for each.
+
+    ``lazy=True`` (or a dict of :class:`~markovlogic.infer.lazy.LazyOptions`
+    fields) runs lazy MaxWalkSAT (the default method then), which grounds
+    only the clauses its search can reach (``infer/lazy/maxwalksat.py``).
     """
+    if method is None:
+        method = "maxwalksat" if options.get("lazy") not in (None, False) else "ilp"
     check_model(mln)
     check_databases(db)
     check_sampling_options(options)
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
+    lazy = options.pop("lazy", None)
+    if lazy is not None and lazy is not False:
+        return _lazy_map(mln, db, queries, method, closed, open_, db_path, lazy, options)
     if method in CLUSTER_METHODS:
         from .cluster.api import cluster_map, clusters_queried
 
@@ -300,12 +309,19 @@ def marginal_inference(
     db_path: str | None = None,
     **options,
 ) -> Marginals:
-    """P(atom = true | evidence) for every query atom."""
+    """P(atom = true | evidence) for every query atom.
+
+    ``lazy=True`` (or a dict of :class:`~markovlogic.infer.lazy.LazyOptions`
+    fields) runs lazy MC-SAT over the active atoms (``infer/lazy/mcsat.py``).
+    """
     from .infer.marginals import check_options, solve_marginals
 
     check_model(mln)
     check_databases(db)
     check_sampling_options(options)
+    lazy = options.pop("lazy", None)
+    if lazy is not None and lazy is not False:
+        return _lazy_marginals(mln, db, queries, method, closed, open_, db_path, lazy, options)
     if method == "mh":
         from .cluster.api import cluster_marginals, clusters_queried
 
@@ -329,3 +345,47 @@ def marginal_inference(
         infer_seconds=time.perf_counter() - start - ground_seconds,
         stats=dict(result.stats),
     )
+
+
+def _lazy_map(mln, db, queries, method, closed, open_, db_path, lazy, options) -> MapAnswer:
+    """``lazy=True`` (MaxWalkSAT over the active part, infer/lazy/)."""
+    from .infer.lazy import lazy_options
+    from .infer.lazy.run import check_lazy_method, lazy_map
+
+    check_lazy_method("map", method)
+    opts = lazy_options(lazy)
+    _no_set_features(mln, method)
+    if options.get("hard_weight") is not None:
+        raise OptionError("hard_weight is not supported with lazy MAP inference; drop --lazy to soften hard clauses")
+    options.pop("hard_weight", None)
+    start = time.perf_counter()
+    result, held, setup = lazy_map(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                   open_=open_, db_path=db_path, lazy=opts, **options)
+    if result.hard_violated == 0:
+        from .infer.settle import settle_false
+
+        world, flipped = settle_false(held, result.world)
+        if flipped:
+            result.world = world
+            result.score, result.cost = held.score(world), held.cost(world)
+            result.stats["ties_set_false"] = flipped
+    total = time.perf_counter() - start
+    return MapAnswer(network=held, world=result.world, score=result.score, cost=result.cost,
+                     hard_violated=result.hard_violated, method=method, optimal=False, ground_seconds=setup,
+                     infer_seconds=total - setup, stats=dict(result.stats))
+
+
+def _lazy_marginals(mln, db, queries, method, closed, open_, db_path, lazy, options) -> Marginals:
+    """``lazy=True`` (MC-SAT over the active part, infer/lazy/)."""
+    from .infer.lazy import lazy_options
+    from .infer.lazy.run import check_lazy_method, lazy_marginals
+
+    check_lazy_method("marginals", method)
+    opts = lazy_options(lazy)
+    _no_set_features(mln, method)
+    start = time.perf_counter()
+    result, held, setup = lazy_marginals(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                         open_=open_, db_path=db_path, lazy=opts, **options)
+    return Marginals(network=held, probabilities=result.probabilities, method=method, samples=result.samples,
+                     ground_seconds=setup, infer_seconds=time.perf_counter() - start - setup,
+                     stats=dict(result.stats))
