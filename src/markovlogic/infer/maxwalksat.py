@@ -808,7 +808,9 @@ def start_world(sat: SatArrays, rng: np.random.Generator, init: np.ndarray | Non
 class Search:
     """The arrays of one MaxWalkSAT search over ``sat`` (reused across tries)."""
 
-    def __init__(self, sat: SatArrays, seed: int) -> None:
+    def __init__(self, sat: SatArrays, seed: int, components: tuple[np.ndarray, int] | None = None) -> None:
+        """``components``: (label per atom, count) when the caller has them
+        (lazy MaxWalkSAT computes them with the compiled union-find)."""
         self.sat = sat
         n_clauses = sat.n_clauses
         rng = np.random.default_rng(seed)
@@ -832,7 +834,7 @@ class Search:
         self.best_world = self.world.copy()
         self.complete = np.zeros(0, dtype=bool)   # lazy MaxWalkSAT: see _run
         self.pair_scratch: tuple | None = None  # scratch arrays of the pair moves, made on first use
-        comp, n_comp = atom_components(sat)
+        comp, n_comp = atom_components(sat) if components is None else components
         self.atom_comp = comp
         self.comp_atoms = np.argsort(comp, kind="stable").astype(np.int32)
         self.comp_start = np.zeros(n_comp + 1, dtype=np.int64)

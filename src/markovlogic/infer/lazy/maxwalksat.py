@@ -60,6 +60,7 @@ import time
 import numpy as np
 
 from ...ground.activation import Activation
+from ...ground.kernels import components
 from ..kernels_state import _csr_gather
 from ..maxwalksat import (
     _F_BEST_COST, _I_BEST_HVIOL, _I_NBAD, _I_STOP, Search, _check_options, _comp_costs, start_world,
@@ -93,7 +94,8 @@ class _Lazy:
         net = self.net
         sat = net.sat_arrays(self.blocks)
         old = self.search
-        s = Search(sat, self.seed)
+        s = Search(sat, self.seed, components(sat.n_atoms, sat.clause_start, sat.lit_atom, sat.block_start,
+                                              sat.block_atoms))
         if old is not None:
             s.rs[:] = old.rs
         s.complete = net.complete()
