@@ -282,3 +282,27 @@ def test_cli_lazy_bad_combinations(args, message, tmp_path):
     assert message in r.stderr
     assert "Traceback" not in r.stderr
     assert not result.exists()
+
+
+def test_active_part_over_the_memory_budget_stops_with_a_message():
+    mln, db, q = _tuffy("cse", "advisedBy")
+    from markovlogic.errors import ResourceError
+
+    g = Grounder(mln, db, q, memory_limit="3MB")
+    try:
+        with pytest.raises(ResourceError, match="lazy inference: the active part"):
+            lazy_maxwalksat(g, max_flips=10_000, max_tries=1)
+    finally:
+        g.close()
+
+
+def test_cli_lazy_memory_budget(tmp_path):
+    d = DATA / "tuffy" / "cse"
+    if not d.exists():
+        pytest.skip("tuffy data not available")
+    out = tmp_path / "never.result"
+    r = _mln("infer", "-i", str(d / "prog.mln"), "-e", str(d / "evidence.db"), "-q", "advisedBy", "--map",
+             "--lazy", "--memory-limit", "3MB", "-r", str(out))
+    assert r.returncode == 2
+    assert "memory budget" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()

@@ -510,13 +510,19 @@ class Activation:
                 h & ((1 << 20) - 1), h >> 20)
 
     def count_total(self, seconds: float = 30.0) -> int | None:
-        """Ground clauses of the full network before merging (rows not
-        satisfied by evidence, units included), counted in SQL without
+        """Ground rows of the full network before merging (groundings not
+        satisfied by evidence that keep an unknown literal, units included:
+        what ``rows`` counts for the held part), counted in SQL without
         fetching them; None if counting takes longer than ``seconds``."""
         total = 0
         deadline = time.perf_counter() + seconds
         for i, t in enumerate(self.templates):
-            q = self.g._query(i)
+            if self.sign[i] == "zero":
+                continue
+            if t.exists:
+                q = self.g._query(i)
+            else:
+                q = LiteralCompiler(self.store, t, [Any() for _ in t.literals], min_unknown=1).build()
             if q.empty:
                 continue
             left = deadline - time.perf_counter()
