@@ -24,6 +24,11 @@ seed 0, unless said; eager = ground everything, then search; lazy =
   and priors on ``Smokes``/``Cancer`` (``FRIENDS_MODEL``): the full grounding
   has N^3 = 8e9 transitivity groundings; eager grounding is refused by the
   memory budget (4 GB), lazy runs. 100,000 flips (5 tries of 20,000).
+- ``friends100-marginals``, ``friends-marginals``: MC-SAT (1,000 samples)
+  on the friends model with a prior of -8 on ``Friends``
+  (``FRIENDS_MC_MODEL``; held atoms then have probabilities below the
+  threshold) for N = 100 (eager and lazy both run; lazy against eager) and
+  N = 2,000 (eager refused, lazy runs).
 - ``citations-map``: Jnt-Seg (``examples/citations/jnt-seg.mln``) on
   cora_refs fold 1's test citations with ``mln derive`` evidence; token F1
   of ``InField`` (all fields) against the truth, with the ILP's optimum and
@@ -73,6 +78,9 @@ Friends(person, person)
 
 # ------------------------------------------------------------------ inputs
 
+FRIENDS_MC_MODEL = FRIENDS_MODEL.replace("-3 Friends(x, y)", "-8 Friends(x, y)")
+
+
 def _tuffy(name: str):
     from markovlogic import MLN, Database
 
@@ -84,7 +92,7 @@ def _tuffy(name: str):
     return mln, db, (folder / "query.db").read_text().split(), {}
 
 
-def _social(n: int, friends: bool):
+def _social(n: int, friends: bool, model_text: str | None = None):
     from markovlogic import MLN, Database
 
     sys.path.insert(0, str(REPO_ROOT))
@@ -92,7 +100,7 @@ def _social(n: int, friends: bool):
 
     model, evidence, queries = social(n, 0)
     if friends:
-        model = FRIENDS_MODEL
+        model = model_text or FRIENDS_MODEL
     mln = MLN.from_string(model, "social.mln")
     db = Database.from_string(evidence, "social.db", mln=mln)
     return mln, db, queries.split(","), ({"open_": ["Friends"]} if friends else {})
@@ -149,6 +157,8 @@ INPUTS = {
     "cse-marginals": lambda: _tuffy("cse"),
     "social-map": lambda: _social(10_000, friends=False),
     "friends-map": lambda: _social(2_000, friends=True),
+    "friends100-marginals": lambda: _social(100, friends=True, model_text=FRIENDS_MC_MODEL),
+    "friends-marginals": lambda: _social(2_000, friends=True, model_text=FRIENDS_MC_MODEL),
     "citations-map": _citations,
     "cora90-map": lambda: _cora(90),
     "cora-map": lambda: _cora(None),
@@ -156,10 +166,13 @@ INPUTS = {
 BUDGET = {"friends-map": dict(max_flips=20_000, max_tries=5), "cora90-map": dict(max_flips=50_000, max_tries=2),
           "cora-map": dict(max_flips=50_000, max_tries=2)}
 MODES = {case: ("eager", "lazy") for case in INPUTS}
+MODES["class-map"] = ("eager", "lazy", "lazy-grow")
+MODES["social-map"] = ("eager", "lazy", "lazy-grow")
 MODES["cse-marginals"] = ("eager", "lazy", "reference")
-MODES["citations-map"] = ("eager", "lazy", "ilp")
-MODES["cora90-map"] = ("eager", "lazy", "ilp")
+MODES["citations-map"] = ("eager", "lazy-grow", "ilp")
+MODES["cora90-map"] = ("eager", "lazy", "lazy-grow", "ilp")
 MODES["cora-map"] = ("eager", "lazy", "cpi")
+GROWTH = {"citations-map": 1.0}         # lazy-grow: LazyOptions.growth (default 0.25)
 
 
 # ------------------------------------------------------------------ one run
@@ -245,7 +258,7 @@ def run_case(case: str, mode: str) -> dict:
     out: dict = {"case": case, "mode": mode}
     start = time.perf_counter()
     try:
-        if case == "cse-marginals":
+        if case.endswith("-marginals"):
             samples, seed = (10_000, 99) if mode == "reference" else (1_000, 0)
             ans = mln.infer(db, queries=queries, samples=samples, seed=seed, lazy=(mode == "lazy"), **common)
             OUT.mkdir(parents=True, exist_ok=True)
@@ -256,10 +269,14 @@ def run_case(case: str, mode: str) -> dict:
             if mode in ("ilp", "cpi"):
                 ans = mln.map(db, queries=queries, method=mode, **common)
             else:
-                ans = mln.map(db, queries=queries, method="maxwalksat", seed=0, lazy=(mode == "lazy"),
-                              **budget, **common)
+                lazy = {"lazy": True} if mode == "lazy" else {}
+                if mode == "lazy-grow":
+                    lazy = {"lazy": {"growth": GROWTH.get(case, 0.25)}}
+                ans = mln.map(db, queries=queries, method="maxwalksat", seed=0, **lazy, **budget, **common)
             net = ans.network
-            out.update(cost=round(ans.cost, 3), hard_violated=ans.hard_violated, baseline_cost=_zero_cost(net))
+            zero = np.zeros(net.n_atoms, dtype=bool)
+            out.update(cost=round(ans.cost, 3), hard_violated=ans.hard_violated, baseline_cost=_zero_cost(net),
+                       baseline_hard_violated=net.hard_violated(zero))
             out.update(_scores(case, ans))
     except ResourceError as exc:
         out.update(refused=str(exc)[:160], seconds=round(time.perf_counter() - start, 2))
@@ -267,7 +284,7 @@ def run_case(case: str, mode: str) -> dict:
     out["seconds"] = round(time.perf_counter() - start, 2)
     out["ground_s"] = round(ans.ground_seconds, 2)
     st = ans.stats
-    if mode == "lazy":
+    if mode.startswith("lazy"):
         out.update(clauses=st.get("active_clauses"), rows=st.get("active_rows"), total_rows=st.get("total_rows"),
                    active_atoms=st.get("active_atoms"), rounds=st.get("activation_rounds"),
                    sql_s=st.get("sql_seconds"), rebuild_s=st.get("rebuild_seconds"))
@@ -288,15 +305,22 @@ for _case, _modes in MODES.items():
 # ------------------------------------------------------------------ the table
 
 def _marginal_errors(results: dict) -> None:
-    ref_path = OUT / "cse-marginals-reference.json"
+    """Marginal cases: mean and max |p - reference| (the reference run, or
+    the eager one where there is no reference mode)."""
+    for case in [c for c in INPUTS if c.endswith("-marginals")]:
+        _errors_of(case, "reference" if "reference" in MODES[case] else "eager", results)
+
+
+def _errors_of(case: str, reference: str, results: dict) -> None:
+    ref_path = OUT / f"{case}-{reference}.json"
     if not ref_path.exists():
         return
     ref = json.loads(ref_path.read_text())
     keys = sorted(ref)
     r = np.array([ref[k] for k in keys])
     for mode in ("eager", "lazy"):
-        path = OUT / f"cse-marginals-{mode}.json"
-        row = results.get(("cse-marginals", mode))
+        path = OUT / f"{case}-{mode}.json"
+        row = results.get((case, mode))
         if row is None or not path.exists():
             continue
         got = json.loads(path.read_text())
@@ -306,8 +330,8 @@ def _marginal_errors(results: dict) -> None:
         row["baseline_err"] = round(float(np.mean(np.abs(r))), 4)
 
 
-COLUMNS = ("case", "mode", "cost", "baseline_cost", "f1", "baseline_f1", "mean_err", "max_err", "baseline_err",
-           "clauses", "rows", "total_rows", "active_atoms", "rounds", "seconds", "ground_s", "peak_mb", "refused")
+COLUMNS = ("case", "mode", "cost", "baseline_cost", "baseline_hard_violated", "f1", "baseline_f1", "mean_err", "max_err", "baseline_err",
+           "clauses", "rows", "total_rows", "active_atoms", "rounds", "seconds", "cpu_s", "peak_mb", "refused")
 
 
 def markdown(rows: list[dict]) -> str:

@@ -68,6 +68,7 @@ from .assemble import GroundClauses, Rows, merge
 from .lazysql import Any, Dropped, DroppedOrSame, FalseIn, In, LiteralCompiler, Unknown
 
 SIGNS = ("hard", "pos", "neg", "mixed", "zero", "eager")
+PER_STATEMENT = 128         # queries sent to DuckDB as one UNION ALL statement
 
 
 class Activation:
@@ -174,6 +175,14 @@ class Activation:
             layout.append((i, q, cols, extra))
         if not layout:
             return []
+        if len(layout) > PER_STATEMENT:
+            # DuckDB plans a UNION ALL of thousands of parts slowly (a model of
+            # one formula per token and field: 34 s a statement); the grounder
+            # batches 128 templates a query for the same reason
+            out = []
+            for k in range(0, len(specs), PER_STATEMENT):
+                out += self._run_all(specs[k:k + PER_STATEMENT])
+            return out
         self.queries += len(layout)
         if len(layout) == 1 or any(not cols for _, _, cols, _ in layout):
             out = []

@@ -136,14 +136,21 @@ class _Lazy:
         return frozenset(zip(self.net.atoms[sat.lit_atom[a:e]].tolist(), sat.lit_positive[a:e].tolist()))
 
     def find(self, s: Search, lits: frozenset) -> int:
-        """The clause of ``s`` with these (registry atom, sign) literals, or -1."""
+        """The clause of ``s`` with these (registry atom, sign) literals, or -1
+        (among the clauses of one of its atoms, compared as whole arrays)."""
         sat = s.sat
         a0 = self.net.local[next(iter(lits))[0]]
-        for k in range(sat.atom_lit_start[a0], sat.atom_lit_start[a0 + 1]):
-            c = int(sat.occ_clause[k])
-            if self.registry_literals(s, c) == lits:
-                return c
-        return -1
+        cands = sat.occ_clause[sat.atom_lit_start[a0]:sat.atom_lit_start[a0 + 1]].astype(np.int64)
+        sizes = sat.clause_start[cands + 1] - sat.clause_start[cands]
+        cands = cands[sizes == len(lits)]
+        if len(cands) == 0:
+            return -1
+        want = np.sort(np.array([2 * self.net.local[a] + (0 if p else 1) for a, p in lits], dtype=np.int64))
+        _, idx = _csr_gather(sat.clause_start, cands)
+        codes = (2 * sat.lit_atom[idx].astype(np.int64) + (~sat.lit_positive[idx]).astype(np.int64))
+        codes = np.sort(codes.reshape(len(cands), len(lits)), axis=1)
+        hit = np.flatnonzero((codes == want).all(axis=1))
+        return int(cands[hit[0]]) if len(hit) else -1
 
     def activate_registry(self, ids: np.ndarray) -> None:
         gc = self.act.activate(ids)
@@ -166,13 +173,33 @@ class _Lazy:
                 self.net.add_atoms(atoms)
 
     def stop_batch(self, s: Search, c: int) -> np.ndarray:
-        """Registry ids of the inactive atoms to activate after a stop at clause ``c``."""
+        """Registry ids of the inactive atoms to activate after a stop at clause
+        ``c``: those of the bad clauses (or of ``c``), and with ``growth`` more
+        from the held clauses, those with the fewest true literals first."""
         sat = s.sat
         clauses = np.array([c]) if self.opt.batch == "clause" else s.bad[: s.ist[_I_NBAD]]
         _, idx = _csr_gather(sat.clause_start, clauses)
         atoms = np.unique(sat.lit_atom[idx])
         atoms = atoms[~s.complete[atoms]]
+        want = int(self.opt.growth * int(s.complete.sum())) - len(atoms)
+        if want > 0 and sat.n_clauses:
+            atoms = np.union1d(atoms, self._frontier(s, want))
         return self.net.atoms[atoms]
+
+    @staticmethod
+    def _frontier(s: Search, k: int) -> np.ndarray:
+        """Up to ``k`` inactive atoms of held clauses, those of the clauses with
+        the fewest true literals (the next to go bad) first."""
+        sat = s.sat
+        true = s.world[sat.lit_atom] == sat.lit_positive
+        count = np.add.reduceat(true.astype(np.int32), sat.clause_start[:-1]) if len(true) else np.zeros(0, np.int32)
+        inactive = ~s.complete[sat.lit_atom]
+        lit_count = np.repeat(count, np.diff(sat.clause_start))[inactive]
+        cand = sat.lit_atom[inactive]
+        order = np.argsort(lit_count, kind="stable")
+        cand = cand[order]
+        _, first = np.unique(cand, return_index=True)
+        return cand[np.sort(first)][:k]
 
 
 def _extend(world: np.ndarray, n: int) -> np.ndarray:

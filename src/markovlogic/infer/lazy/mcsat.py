@@ -271,10 +271,9 @@ class _LazyChain:
         np.add.at(relief, gc.lit_atom[resc], soft_w[owner[resc]])
         hard_relief = np.zeros(n_reg, dtype=np.int64)
         np.add.at(hard_relief, gc.lit_atom[resc & gc.is_hard[owner]], 1)
-        flip_to = ~x            # P(atom takes the other value) from its gain
+        # probability that the atom takes its other value, from its gain
         p_now = np.where(hard_break > 0, 0.0, _sigmoid(gain))
         p_relaxed = np.where(hard_break - hard_relief > 0, 0.0, _sigmoid(gain + relief))
-        del flip_to
         moved = np.flatnonzero(np.abs(p_relaxed - p_now) > threshold)
         if len(moved) == 0:
             return np.zeros(0, np.int64)
@@ -283,6 +282,13 @@ class _LazyChain:
         clauses = np.unique(owner[resc & mark[gc.lit_atom]])
         pick = np.isin(owner, clauses) & ~inside & gc.lit_positive
         return np.unique(gc.lit_atom[pick]).astype(np.int64)
+
+
+def _accumulate(total: np.ndarray, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    if len(ids) and ids.max() >= len(total):
+        total = np.concatenate([total, np.zeros(int(ids.max()) + 1 - len(total))])
+    np.add.at(total, ids, values)
+    return total
 
 
 def lazy_mcsat(
@@ -326,7 +332,8 @@ def lazy_mcsat(
     while True:
         chain.run(int(burn_in))
         tally = np.zeros(len(lz.order))
-        held_sum: dict[int, float] = {}
+        held_sum = np.zeros(0)               # per registry atom: sum of P(b | x) over this round's checks
+        held_ids = np.zeros(0, dtype=np.int64)
         held_checks = 0
         drawn = 0
         grew = False
@@ -346,8 +353,8 @@ def lazy_mcsat(
             if len(new) and lz.activate(new):
                 grew = True
                 break
-            for a, pa in zip(held_q.tolist(), held_p.tolist()):
-                held_sum[a] = held_sum.get(a, 0.0) + pa
+            held_sum = _accumulate(held_sum, held_q, held_p)
+            held_ids = held_q
             held_checks += 1
         if not grew or stopped_early:
             break
@@ -360,14 +367,13 @@ def lazy_mcsat(
     prob = np.zeros(n_reg)
     prob[lz.order] = chain.marginals(tally, max(drawn, 1))
     if held_checks == 0:
-        _, held_q, held_p = lz.check(chain.state)
-        held_sum = dict(zip(held_q.tolist(), held_p.tolist()))
+        _, held_ids, held_p = lz.check(chain.state)
+        held_sum = _accumulate(np.zeros(0), held_ids, held_p)
         held_checks = 1
-    n_reg = grounder.registry.n_atoms
+    n_reg = grounder.registry.n_atoms        # the checks may have registered atoms
     if len(prob) < n_reg:
         prob = np.concatenate([prob, np.zeros(n_reg - len(prob))])
-    for a, total in held_sum.items():
-        prob[a] = total / held_checks
+    prob[held_ids] = held_sum[held_ids] / held_checks
     held = grounder.assemble(lz.net.clauses())
     stats = {
         "samples": drawn,
@@ -389,7 +395,7 @@ def lazy_mcsat(
         "activation_queries": int(lz.act.queries),
         "sql_seconds": round(lz.act.seconds, 4),
         "held_bytes": lz.net.nbytes(),
-        "held_query_atoms": int(len(held_sum)),
+        "held_query_atoms": int(len(held_ids)),
     }
     stats.update(chain.stats_dict())
     if opt.count_total:

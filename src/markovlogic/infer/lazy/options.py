@@ -23,6 +23,16 @@ class LazyOptions:
     (``"clause"``, the fewest active atoms), or also, one step ahead, those
     of the clauses that a flip of a newly active atom could make false
     (``"ahead"``). The steps are the same every way (:mod:`.maxwalksat`).
+    ``growth`` (MaxWalkSAT): a round activates at least this fraction of the
+    active atoms, adding inactive atoms of held clauses with the fewest true
+    literals: each round rebuilds the search's arrays (time proportional to
+    the held clauses), so without it a long search that keeps reaching new
+    atoms pays a rebuild every few flips; with it the rounds are
+    logarithmic in the number of active atoms, for more atoms held (the
+    default 0: only the atoms the steps need; tuffy/class: 233 rounds and
+    9 s with 0, 9 rounds and 1.5 s with 0.25, holding every clause; Cora
+    (90 citations): 13 rounds and 28,468 clauses with 0, 8 rounds and
+    286,002 clauses with 0.25).
 
     ``threshold`` (MC-SAT): an inactive atom is activated when, in a checked
     sample, its probability of being true given the rest of the world
@@ -37,6 +47,7 @@ class LazyOptions:
     """
 
     batch: str = "bad"
+    growth: float = 0.0
     threshold: float = 1e-3
     checks: int = 10
     max_rounds: int = 30
@@ -49,6 +60,9 @@ class LazyOptions:
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, Real) \
                 or not 0.0 <= float(self.threshold) < 0.5:
             raise OptionError(f"lazy threshold must be a probability in [0, 0.5), got {self.threshold!r}")
+        if isinstance(self.growth, bool) or not isinstance(self.growth, Real) \
+                or not (0.0 <= float(self.growth) <= 10.0):
+            raise OptionError(f"lazy growth must be a number in [0, 10], got {self.growth!r}")
         for name, low in (("checks", 1), ("max_rounds", 1)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, Integral) or v < low:
