@@ -200,7 +200,7 @@ def map_inference(
     db: "Database | Sequence[Database]",
     queries: Sequence[str | Query] | str | None = None,
     *,
-    method: str = "ilp",
+    method: str | None = None,
     closed: Sequence[str] = (),
     open_: Sequence[str] = (),
     db_path: str | None = None,
@@ -216,11 +216,19 @@ def map_inference(
     ``threads=N`` (default: the machine's cores) and ``ray_address=...``
     (:class:`~markovlogic.parallel.ParallelOptions`) say where the work runs
     (:mod:`markovlogic.parallel.map`, :mod:`markovlogic.distributed`).
+
+    ``lazy=True`` (or a dict of :class:`~markovlogic.infer.lazy.LazyOptions`
+    fields) runs lazy MaxWalkSAT (the default method then), which grounds
+    only the clauses its search can reach (``infer/lazy/maxwalksat.py``).
     """
     from .parallel.options import pop_options, using
 
+    if method is None:
+        method = "maxwalksat" if options.get("lazy") not in (None, False) else "ilp"
     parallel = pop_options(options)
     if parallel.on_ray and method not in CLUSTER_METHODS and method != "cpi":
+        if options.get("lazy") not in (None, False):
+            raise OptionError("lazy inference runs on one machine; drop --lazy or --ray-address")
         from .distributed.infer import distributed_map
 
         check_model(mln)
@@ -239,6 +247,9 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
     check_sampling_options(options)
     if method not in MAP_METHODS:
         raise OptionError(f"unknown MAP method {method!r}; choose one of {', '.join(MAP_METHODS)}")
+    lazy = options.pop("lazy", None)
+    if lazy is not None and lazy is not False:
+        return _lazy_map(mln, db, queries, method, closed, open_, db_path, lazy, options)
     if method in CLUSTER_METHODS:
         from .cluster.api import cluster_map, clusters_queried
 
@@ -332,11 +343,17 @@ def marginal_inference(
     **options,
 ) -> Marginals:
     """P(atom = true | evidence) for every query atom. ``threads`` and
-    ``ray_address`` as for :func:`map_inference` (:mod:`markovlogic.parallel.marginals`)."""
+    ``ray_address`` as for :func:`map_inference` (:mod:`markovlogic.parallel.marginals`).
+
+    ``lazy=True`` (or a dict of :class:`~markovlogic.infer.lazy.LazyOptions`
+    fields) runs lazy MC-SAT over the active atoms (``infer/lazy/mcsat.py``).
+    """
     from .parallel.options import pop_options, using
 
     parallel = pop_options(options)
     if parallel.on_ray and method in ("mcsat", "gibbs"):
+        if options.get("lazy") not in (None, False):
+            raise OptionError("lazy inference runs on one machine; drop --lazy or --ray-address")
         from .distributed.infer import distributed_marginals
         from .infer.marginals import check_options
 
@@ -360,6 +377,9 @@ def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **o
     check_model(mln)
     check_databases(db)
     check_sampling_options(options)
+    lazy = options.pop("lazy", None)
+    if lazy is not None and lazy is not False:
+        return _lazy_marginals(mln, db, queries, method, closed, open_, db_path, lazy, options)
     if method == "mh":
         from .cluster.api import cluster_marginals, clusters_queried
 
@@ -386,3 +406,47 @@ def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **o
         infer_seconds=time.perf_counter() - start - ground_seconds,
         stats=dict(result.stats),
     )
+
+
+def _lazy_map(mln, db, queries, method, closed, open_, db_path, lazy, options) -> MapAnswer:
+    """``lazy=True`` (MaxWalkSAT over the active part, infer/lazy/)."""
+    from .infer.lazy import lazy_options
+    from .infer.lazy.run import check_lazy_method, lazy_map
+
+    check_lazy_method("map", method)
+    opts = lazy_options(lazy)
+    _no_set_features(mln, method)
+    if options.get("hard_weight") is not None:
+        raise OptionError("hard_weight is not supported with lazy MAP inference; drop --lazy to soften hard clauses")
+    options.pop("hard_weight", None)
+    start = time.perf_counter()
+    result, held, setup = lazy_map(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                   open_=open_, db_path=db_path, lazy=opts, **options)
+    if result.hard_violated == 0:
+        from .infer.settle import settle_false
+
+        world, flipped = settle_false(held, result.world)
+        if flipped:
+            result.world = world
+            result.score, result.cost = held.score(world), held.cost(world)
+            result.stats["ties_set_false"] = flipped
+    total = time.perf_counter() - start
+    return MapAnswer(network=held, world=result.world, score=result.score, cost=result.cost,
+                     hard_violated=result.hard_violated, method=method, optimal=False, ground_seconds=setup,
+                     infer_seconds=total - setup, stats=dict(result.stats))
+
+
+def _lazy_marginals(mln, db, queries, method, closed, open_, db_path, lazy, options) -> Marginals:
+    """``lazy=True`` (MC-SAT over the active part, infer/lazy/)."""
+    from .infer.lazy import lazy_options
+    from .infer.lazy.run import check_lazy_method, lazy_marginals
+
+    check_lazy_method("marginals", method)
+    opts = lazy_options(lazy)
+    _no_set_features(mln, method)
+    start = time.perf_counter()
+    result, held, setup = lazy_marginals(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                         open_=open_, db_path=db_path, lazy=opts, **options)
+    return Marginals(network=held, probabilities=result.probabilities, method=method, samples=result.samples,
+                     ground_seconds=setup, infer_seconds=time.perf_counter() - start - setup,
+                     stats=dict(result.stats))

@@ -60,8 +60,9 @@ class MLN:
 
         return ground_model(self, db, queries, **options)
 
-    def map(self, db: "Database | list[Database]", queries=None, method: str = "ilp", **options):
-        """The most likely world (``MapAnswer``: ``.atoms``, ``.frame``, ``.score``, ``.bound``)."""
+    def map(self, db: "Database | list[Database]", queries=None, method: str | None = None, **options):
+        """The most likely world (``MapAnswer``: ``.atoms``, ``.frame``, ``.score``, ``.bound``);
+        ``method`` defaults to ``"ilp"`` (``"maxwalksat"`` with ``lazy=True``)."""
         from .api import map_inference
 
         return map_inference(self, db, queries, method=method, **options)

@@ -122,6 +122,16 @@ def infer_command(
     neighbourhood: Optional[int] = typer.Option(
         None, "--neighbourhood", help="multitask-mh: variables re-sampled in each neighbouring task (default 3).",
     ),
+    lazy: bool = typer.Option(
+        False, "--lazy",
+        help="Lazy inference: ground only the clauses the search can reach (MAP: maxwalksat; marginals: mcsat; "
+             "infer/lazy/). Stats: active atoms and clauses against the full network's rows.",
+    ),
+    lazy_threshold: Optional[float] = typer.Option(
+        None, "--lazy-threshold",
+        help="--lazy marginals: activate an atom held false when its probability given a checked world exceeds "
+             "this (default 0.001; 0: every atom that can be true).",
+    ),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", help=THREADS_HELP),
@@ -146,8 +156,14 @@ def infer_command(
         raise OptionError("choose one of -ms (MC-SAT) and -p (Gibbs)")
     if map_true and map_all:
         raise OptionError("choose one of -m (true atoms) and -a (all atoms with 0/1)")
+    if lazy_threshold is not None and not lazy:
+        raise OptionError("--lazy-threshold applies to --lazy inference")
+    if lazy_threshold is not None and want_map:
+        raise OptionError("--lazy-threshold applies to lazy marginals (mcsat), not to --map")
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
-    if method is None:
+    if method is None and lazy:
+        method = "maxwalksat" if want_map else ("gibbs" if gibbs else "mcsat")
+    elif method is None:
         method = "ilp" if want_map else ("gibbs" if gibbs else "mcsat")
         if not (mcsat or gibbs):
             from ..cluster.api import default_method
@@ -155,6 +171,14 @@ def infer_command(
             method = default_method(mln, query_list, want_map) or method
     elif (mcsat and method != "mcsat") or (gibbs and method != "gibbs"):
         raise OptionError(f"--method {method} contradicts {'-ms' if mcsat else '-p'}")
+    lazy_opts = None
+    if lazy:
+        from ..infer.lazy import LazyOptions
+        from ..infer.lazy.run import check_lazy_method
+
+        check_lazy_method("map" if want_map else "marginals", method)
+        lazy_opts = LazyOptions() if lazy_threshold is None else LazyOptions(threshold=lazy_threshold)
+        lazy_opts.check()
     allowed = MAP_METHODS if want_map else MARGINAL_METHODS
     if method not in allowed:
         kind = "MAP" if want_map else "marginal"
@@ -167,6 +191,8 @@ def infer_command(
     common["parallel"] = ParallelOptions(
         threads=threads, ray_address=ray_address, ray_workers=ray_workers,
         shared_dir=None if shared_dir is None else str(shared_dir)).check()
+    if lazy_opts is not None:
+        common["lazy"] = lazy_opts
 
     stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
     cluster_options = dict(steps=steps, temperature=temperature, anneal=anneal, thin=thin, restarts=restarts)
@@ -422,7 +448,8 @@ def _print_summary(stats: dict, result: Path | None) -> None:
     table = Table(show_header=False, box=None, pad_edge=False)
     keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
             "ground_seconds", "infer_seconds", "score", "cost", "hard_violated", "bound", "gap",
-            "optimal", "iterations", "groundings_added", "converged", "samples", "samples_per_second", "flips_per_second"]
+            "optimal", "iterations", "groundings_added", "converged", "samples", "samples_per_second", "flips_per_second",
+            "active_atoms", "active_rows", "total_rows", "activation_rounds"]
     for k in keys:
         v = stats.get(k)
         if v is None:

@@ -13,8 +13,9 @@ them:
   satisfied (negative weight) by a world of the unknown atoms, as clauses
   over the same atom ids; :meth:`Grounder.assemble` turns accumulated clauses
   into a network over every registered atom;
-* lazy inference ("ground the clauses that touch these atoms") is the same
-  SQL with one more filter (see ``sqlgen``); it is not wired yet.
+* lazy inference ("ground the clauses that these active atoms can reach")
+  is the same SQL with a condition per literal: ``lazysql`` compiles it,
+  ``activation.Activation`` asks it over a grounder's store and registry.
 
 Semantics of evidence and query atoms (``query_truth``): by default, as in
 Alchemy and Tuffy, an atom of a query predicate listed in the evidence is

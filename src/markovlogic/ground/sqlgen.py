@@ -19,11 +19,12 @@ evidence plus world — negative literals join with the true atoms, positive
 ones anti-join with them — and the result lists the unknown literals of
 each violated grounding.
 
-Lazy inference (ground only the clauses that touch a set of active atoms) is
-the same query with one more condition: at least one literal whose status is
-unknown has its atom among the active ones (``EXISTS`` against an
-``active_<k>`` table per predicate, OR-ed over the literals); it plugs into
-:meth:`TemplateCompiler.build` the way ``world`` does.
+Lazy inference (ground only the clauses that a set of active atoms can
+reach) puts one condition on each literal -- its atom among this batch of
+active atoms, false in a world, dropped by evidence... -- and takes one
+literal position per query, so that a small table of atoms drives the joins:
+``lazysql.LiteralCompiler`` is :class:`TemplateCompiler` with those
+conditions, ``activation`` asks the questions.
 """
 
 from __future__ import annotations

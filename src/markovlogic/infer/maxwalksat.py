@@ -76,7 +76,7 @@ DEFAULT_FLIPS = 50_000
 DEFAULT_TRIES = 20
 
 # int state slots
-_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_UNUSED, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
+_I_FLIPS, _I_HVIOL, _I_BEST_HVIOL, _I_STOP, _I_NBAD, _I_SID, _I_BEST_FLIP, _I_DONE = range(8)
 # float state slots
 _F_COST, _F_BEST_COST, _F_TARGET = range(3)
 
@@ -423,7 +423,7 @@ def _run(n_steps, noise, rs,
          block_start, block_atoms, atom_block, block_true,
          bad, bad_pos, stamp, adj, ist, fst, clause_key,
          atom_comp, comp_start, comp_atoms, comp_h, comp_c, comp_bh, comp_bc, comp_at_best,
-         log_next, in_log, log_head, log_count, log_full):
+         log_next, in_log, log_head, log_count, log_full, complete):
     """Run up to ``n_steps`` steps; stop early when the target is reached.
 
     The best state is kept per connected component (components are
@@ -441,14 +441,38 @@ def _run(n_steps, noise, rs,
     million-atom component was copied on every other flip of a descent:
     class-like N=100k, 2,000 flips per second). Components of at most
     ``_LOG_MIN_ATOMS`` atoms are copied whole instead (cheaper when small).
+
+    ``complete`` (lazy MaxWalkSAT, :mod:`.lazy.maxwalksat`; empty otherwise):
+    per atom, whether every ground clause it can break is among the arrays'.
+    A step whose clause has an atom that is not complete stops the run
+    before drawing anything else (``ist[_I_STOP]`` = clause + 1), so that
+    the caller can fetch that atom's clauses and go on with the same step:
+    a run that starts with ``ist[_I_STOP] = c + 1`` takes clause ``c`` (which
+    must be bad) for its first step instead of drawing one.
     """
+    check = len(complete) > 0
+    forced = ist[_I_STOP] - 1
+    ist[_I_STOP] = 0
     for _ in range(n_steps):
         nbad = ist[_I_NBAD]
         if nbad == 0 or (ist[_I_BEST_HVIOL] == 0 and fst[_F_BEST_COST] <= fst[_F_TARGET]):
             ist[_I_DONE] = 1
             break
+        if forced >= 0:
+            c = forced                # the clause a stopped step had drawn (the caller checked it is bad)
+            forced = -1
+        else:
+            c = bad[_rand_below(rs, nbad)]
+        if check:
+            stop = False
+            for i in range(clause_start[c], clause_start[c + 1]):
+                if not complete[lit_atom[i]]:
+                    stop = True
+                    break
+            if stop:
+                ist[_I_STOP] = c + 1
+                break
         ist[_I_FLIPS] += 1
-        c = bad[_rand_below(rs, nbad)]
         key = clause_key[c]
         if key >= 0:
             s = 0
@@ -855,7 +879,9 @@ def start_world(sat: SatArrays, rng: np.random.Generator, init: np.ndarray | Non
 class Search:
     """The arrays of one MaxWalkSAT search over ``sat`` (reused across tries)."""
 
-    def __init__(self, sat: SatArrays, seed: int) -> None:
+    def __init__(self, sat: SatArrays, seed: int, components: tuple[np.ndarray, int] | None = None) -> None:
+        """``components``: (label per atom, count) when the caller has them
+        (lazy MaxWalkSAT computes them with the compiled union-find)."""
         self.sat = sat
         n_clauses = sat.n_clauses
         rng = np.random.default_rng(seed)
@@ -877,8 +903,9 @@ class Search:
         self.block_true = np.zeros(sat.n_blocks, np.int32)
         self.world = np.zeros(sat.n_atoms, dtype=bool)
         self.best_world = self.world.copy()
+        self.complete = np.zeros(0, dtype=bool)   # lazy MaxWalkSAT: see _run
         self.pair_scratch: tuple | None = None  # scratch arrays of the pair moves, made on first use
-        comp, n_comp = atom_components(sat)
+        comp, n_comp = atom_components(sat) if components is None else components
         self.atom_comp = comp
         self.comp_atoms = np.argsort(comp, kind="stable").astype(np.int32)
         self.comp_start = np.zeros(n_comp + 1, dtype=np.int64)
@@ -927,6 +954,7 @@ class Search:
         fst[_F_BEST_COST] = fst[_F_COST]
         ist[_I_BEST_FLIP] = 0
         ist[_I_DONE] = 0
+        ist[_I_STOP] = 0
         fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
         self.best_world = self.world.copy()
 
@@ -1001,7 +1029,7 @@ class Search:
              sat.atom_block, self.block_true, self.bad, self.bad_pos, self.stamp, self.adj,
              self.ist, self.fst, self.clause_key, self.atom_comp, self.comp_start, self.comp_atoms,
              self.comp_h, self.comp_c, self.comp_bh, self.comp_bc, self.comp_at_best,
-             self.log_next, self.in_log, self.log_head, self.log_count, self.log_full)
+             self.log_next, self.in_log, self.log_head, self.log_count, self.log_full, self.complete)
 
     @property
     def flips(self) -> int:

@@ -1,0 +1,78 @@
+"""Lazy inference from a model and evidence (what ``lazy=True`` and
+``mln infer --lazy`` call): a grounder over the evidence store, never a
+full grounding."""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from ...errors import OptionError
+from .maxwalksat import lazy_maxwalksat
+from .mcsat import lazy_mcsat
+from .options import LAZY_METHODS, LazyOptions
+
+MAP_OPTIONS = ("max_flips", "max_tries", "noise", "seed", "max_seconds", "target_cost")
+MARGINAL_OPTIONS = ("samples", "burn_in", "seed", "max_seconds", "walksat_prob", "temperature", "max_steps",
+                    "metropolis_steps", "guide_weight", "max_path", "rao_blackwell", "hard_weight", "progress")
+
+
+def check_lazy_method(task: str, method: str) -> None:
+    """Lazy inference exists for MaxWalkSAT (MAP) and MC-SAT (marginals)."""
+    allowed = LAZY_METHODS[task]
+    if method not in allowed:
+        other = "marginals" if task == "map" else "map"
+        also = "" if method not in LAZY_METHODS[other] else f" ({method} is a {'MAP' if other == 'map' else 'marginal'} method)"
+        raise OptionError(
+            f"lazy inference runs {' or '.join(allowed)} for {'MAP' if task == 'map' else 'marginals'}; "
+            f"--method {method} has no lazy version{also}. Drop --lazy, or use --method {allowed[0]}")
+
+
+def _grounder(mln, dbs, queries, closed, open_, db_path):
+    from ...ground import Grounder
+
+    return Grounder(mln, dbs, queries, closed=closed, open_=open_, db_path=db_path)
+
+
+def lazy_map(mln, dbs: Sequence, queries=None, *, closed=(), open_=(), db_path=None,
+             lazy: LazyOptions | None = None, **options):
+    """Lazy MaxWalkSAT: ``(MapResult over registry atoms, held network, seconds
+    spent setting up the evidence store)``."""
+    from ..maxwalksat import DEFAULT_FLIPS, DEFAULT_TRIES
+
+    unknown = sorted(set(options) - set(MAP_OPTIONS))
+    if unknown:
+        raise OptionError(f"lazy MaxWalkSAT does not take option(s) {', '.join(unknown)}; "
+                          f"it takes {', '.join(MAP_OPTIONS)}")
+    options.setdefault("max_flips", DEFAULT_FLIPS)
+    options.setdefault("max_tries", DEFAULT_TRIES)
+    start = time.perf_counter()
+    g = _grounder(mln, dbs, queries, closed, open_, db_path)
+    setup = time.perf_counter() - start
+    if options.get("max_seconds") is not None:
+        options["max_seconds"] = max(1.0, float(options["max_seconds"]) - setup)
+    try:
+        result, held = lazy_maxwalksat(g, options=lazy, **options)
+    finally:
+        g.close()
+    return result, held, setup
+
+
+def lazy_marginals(mln, dbs: Sequence, queries=None, *, closed=(), open_=(), db_path=None,
+                   lazy: LazyOptions | None = None, **options):
+    """Lazy MC-SAT: ``(MarginalResult over registry atoms, held network,
+    seconds spent setting up the evidence store)``."""
+    unknown = sorted(set(options) - set(MARGINAL_OPTIONS))
+    if unknown:
+        raise OptionError(f"lazy MC-SAT does not take option(s) {', '.join(unknown)}; "
+                          f"it takes {', '.join(MARGINAL_OPTIONS)}")
+    start = time.perf_counter()
+    g = _grounder(mln, dbs, queries, closed, open_, db_path)
+    setup = time.perf_counter() - start
+    if options.get("max_seconds") is not None:
+        options["max_seconds"] = max(1.0, float(options["max_seconds"]) - setup)
+    try:
+        result, held = lazy_mcsat(g, options=lazy, **options)
+    finally:
+        g.close()
+    return result, held, setup
