@@ -343,6 +343,15 @@ def test_fuzzy_bigram_matches_its_concatenation():
     # punctuation between the two tokens: no unit
     cits["B"] = "yy. Learning multi, agent systems quickly. In Proc"
     assert not any(r[0] == "A" for r in st(run(cits, options=FUZZY)))
+    # the bigram is a unit as well as two tokens: where 'inadvances' is a word, 'In Advances in'
+    # still matches token by token
+    cits = {"A": "xx. The architecture. In Advances in Neural Systems", "B": "yy, editor, Advances in Neural Systems",
+            "C": "zz. Inadvances in Neural"}
+    assert ("A", 3, "B") in jic(run(cits, options=FUZZY)) and ("A", 3, "B") in jic(run(cits))
+    # and an end unit can be a bigram: 'concept learning' ends one string, 'conceptlearning' the other
+    cits = {"A": "xx. Incremental methods for concept learning. In Proc",
+            "B": "yy. Incremental methods for conceptlearning. In Proc"}
+    assert ("A", 1, 5, "B", 1, 4) in st(run(cits, options=FUZZY)) and st(run(cits)) == set()
 
 
 @pytest.mark.parametrize("seed", range(6))
