@@ -69,7 +69,12 @@ def evidence(citations: dict[str, str], last_initial: dict[str, int] | None = No
     return "\n".join(lines) + "\n"
 
 
-def run(citations, model=MODEL, options=None, **kw):
+EXACT = DeriveOptions(predicates=("SimilarTitle", "SimilarVenue", "JntInfCandidate"), venue_pairs="auto",
+                      match="exact")
+
+
+def run(citations, model=MODEL, options=EXACT, **kw):
+    """The derived atoms (exact token matching unless ``options`` say otherwise)."""
     db = Database.from_string(evidence(citations, **kw), mln=model)
     out = derive_atoms(model, db, options)
     return {k: set(v) for k, v in out.items()}
@@ -470,9 +475,9 @@ def test_cli_fuzzy_match(tmp_path: Path, capsys):
     out = tmp_path / "d.db"
     model.write_text(DECLS + RULES)
     ev.write_text(evidence(cits))
-    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out)]) == 0
+    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--match", "exact"]) == 0
     assert "JntInfCandidate(A,P01,B)" not in out.read_text()
-    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--match", "fuzzy"]) == 0
+    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out)]) == 0          # fuzzy by default
     assert "JntInfCandidate(A,P01,B)" in out.read_text()
     out.unlink()
     assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--match", "close"]) == 2

@@ -330,7 +330,7 @@ def run_model(fold: Fold, model: str, work: Path, method: str, max_seconds: floa
 
 
 def run_fold(dataset: str, fold: int, models: list[str], method: str = "dn", max_seconds: float = 420.0,
-             match: str = "exact", save_dir: Path | None = None, baselines: bool = True,
+             match: str = "fuzzy", save_dir: Path | None = None, baselines: bool = True,
              extra_learn: list[str] = ()) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"citations-{dataset}-{fold}-") as tmp:
         work = Path(tmp)
@@ -466,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--method", default="dn")
     parser.add_argument("--max-seconds", type=float, default=420.0, help="learning time cap per model")
-    parser.add_argument("--match", default="exact", choices=("exact", "fuzzy"), help="mln derive --match")
+    parser.add_argument("--match", default="fuzzy", choices=("exact", "fuzzy"), help="mln derive --match")
     parser.add_argument("--learn-args", default="", help="extra mln learn arguments, space-separated")
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--save-dir", type=Path, default=None, help="one JSON per fold (and the learned models)")

@@ -34,9 +34,9 @@ def derive_command(
         help="SimilarVenue for every pair (all), only pairs with a SimilarTitle atom (titled), or titled when "
              "the model only uses SimilarVenue beside SimilarTitle (auto, the default)."),
     match: str = typer.Option(
-        "exact", "--match",
-        help="Token matching in SimilarTitle and JntInfCandidate: exact (same token) or fuzzy (the thesis: "
-             "stemmed words within one edit, a bigram matching its concatenation)."),
+        "fuzzy", "--match",
+        help="Token matching in SimilarTitle and JntInfCandidate: fuzzy (the default, the thesis's: stemmed "
+             "words within one edit, a bigram matching its concatenation) or exact (the same token)."),
     min_fuzzy_length: int = typer.Option(
         4, "--min-fuzzy-length",
         help="fuzzy: shorter words must be equal (after stemming) to match."),

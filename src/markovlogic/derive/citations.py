@@ -56,8 +56,8 @@ is not preceded by punctuation in ``c`` (``!HasPunc(c,i)``) and is in ``c'``
 uses ``i`` as the position *before* the trigram, where the field boundary is to
 be introduced; we follow the rule, which is what the models use.
 
-**Token matching.** With ``match="exact"`` (the default) two tokens match
-when they are the same constant. ``match="fuzzy"`` is the thesis's
+**Token matching.** With ``match="exact"`` two tokens match when they are
+the same constant. ``match="fuzzy"`` (the default) is the thesis's
 preprocessing and matching (section 3.5.2): words are lower-cased and
 stemmed with Harman's (1991) S-stemmer ("simple stemming": ``-ies`` -> ``-y``,
 ``-es`` -> ``-e``, ``-s`` dropped, with its exceptions; hyphens are already
@@ -124,7 +124,7 @@ class DeriveOptions:
     venue_pairs: str = "all"
     period: str = "TPERIOD"
     venue_kinds: dict[str, str] = field(default_factory=lambda: dict(VENUE_KINDS))
-    match: str = "exact"
+    match: str = "fuzzy"
     min_fuzzy_length: int = 4
 
     def check(self) -> "DeriveOptions":
