@@ -315,7 +315,6 @@ def run_model(fold: Fold, model: str, work: Path, method: str, max_seconds: floa
     figures.update(learn_s=s, learn_peak_mb=mb)
     if save_dir is not None:
         (save_dir / f"{fold.dataset}.{model}.fold{fold.fold}.mln").write_text(learned.read_text())
-        (save_dir / f"{fold.dataset}.{model}.fold{fold.fold}.log").write_text(log.read_text())
     result, stats = work / f"{model}.result", work / f"{model}.stats.json"
     s, mb = mln_step(["infer", "-i", str(learned), "-e", ",".join(map(str, evidence)), "-q", queries, "--map",
                       "-r", str(result), "--stats-json", str(stats)], log)
@@ -327,6 +326,8 @@ def run_model(fold: Fold, model: str, work: Path, method: str, max_seconds: floa
     figures.update(segmentation_scores(predicted, truth))
     if fold.er:
         figures.update(samebib_scores(result, fold.truth))
+    if save_dir is not None:
+        (save_dir / f"{fold.dataset}.{model}.fold{fold.fold}.log").write_text(log.read_text())
     return figures
 
 
