@@ -69,7 +69,12 @@ def evidence(citations: dict[str, str], last_initial: dict[str, int] | None = No
     return "\n".join(lines) + "\n"
 
 
-def run(citations, model=MODEL, options=None, **kw):
+EXACT = DeriveOptions(predicates=("SimilarTitle", "SimilarVenue", "JntInfCandidate"), venue_pairs="auto",
+                      match="exact")
+
+
+def run(citations, model=MODEL, options=EXACT, **kw):
+    """The derived atoms (exact token matching unless ``options`` say otherwise)."""
     db = Database.from_string(evidence(citations, **kw), mln=model)
     out = derive_atoms(model, db, options)
     return {k: set(v) for k, v in out.items()}
@@ -228,8 +233,13 @@ def test_jnt_inf_candidate_trigram_title_like():
 
 # ----------------------------------------------------------------- against the definitions, directly
 
-def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[int]]):
-    """SimilarTitle and JntInfCandidate by loops over the definitions."""
+def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[int]], same=None):
+    """SimilarTitle and JntInfCandidate by loops over the definitions;
+    ``same(a, b)``: whether two tokens match (default: equal)."""
+    same = same or (lambda a, b: a == b)
+
+    def seq(a, b):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     def title_like(b, i, j):
         toks = cits[b]
         return (0 <= i and j < len(toks) and j - i >= 2 and not any(k in excluded[b] for k in range(i, j + 1))
@@ -252,7 +262,7 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
                         continue
                     for i2 in range(n2):
                         for j2 in range(i2 + 2, n2):
-                            if (title_like(b2, i2, j2) and w1[i1:i1 + 3] == w2[i2:i2 + 3] and w1[j1] == w2[j2]
+                            if (title_like(b2, i2, j2) and seq(w1[i1:i1 + 3], w2[i2:i2 + 3]) and same(w1[j1], w2[j2])
                                     and (pre(b1, i1) or pre(b2, i2))
                                     and (cits[b1][j1][1] or cits[b2][j2][1])):
                                 sim.add((b1, i1, j1, b2, i2, j2))
@@ -260,7 +270,7 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
                 if cits[b1][i][1] or not title_like(b1, i + 1, i + 3):
                     continue
                 for i2 in range(1, n2 - 2):
-                    if pre(b2, i2) and title_like(b2, i2, i2 + 2) and w1[i + 1:i + 4] == w2[i2:i2 + 3]:
+                    if pre(b2, i2) and title_like(b2, i2, i2 + 2) and seq(w1[i + 1:i + 4], w2[i2:i2 + 3]):
                         cand.add((b1, i, b2))
     return sim, cand
 
@@ -297,6 +307,97 @@ def test_matches_direct_reading_of_the_definitions(seed):
     sim, cand = reference(cits, excluded)
     assert st(out) == sim
     assert jic(out) == cand
+
+
+# ----------------------------------------------------------------- fuzzy matching (thesis 3.5.2)
+
+FUZZY = DeriveOptions(predicates=("SimilarTitle", "JntInfCandidate"), match="fuzzy")
+
+
+def test_s_stemmer_and_one_edit():
+    from markovlogic.derive.citations import s_stem, within_one_edit, word_of
+
+    assert [s_stem(w) for w in ("queries", "heuristics", "processes", "does", "shoes", "focus",
+                                "class", "is", "learning")] == \
+        ["query", "heuristic", "processe", "doe", "shoe", "focus", "class", "is", "learning"]
+    assert word_of("TLEARNING") == "learning"
+    assert within_one_edit("knowledge", "knwledge") and within_one_edit("system", "systgem")
+    assert within_one_edit("abc", "abd") and within_one_edit("abc", "abc")
+    assert not within_one_edit("abcd", "abdc") and not within_one_edit("abc", "abcde")
+
+
+def test_fuzzy_jnt_inf_candidate_tolerates_one_edit_and_plurals():
+    cits = {"A": "xx On the strengh of heuristics.", "B": "yy, the strength of heuristic."}
+    assert jic(run(cits)) == set()                               # exact: 'strengh' is not 'strength'
+    assert jic(run(cits, options=FUZZY)) == {("A", 1, "B")}
+    # short words must be equal: 'of' and 'on' are one edit apart
+    cits = {"A": "xx On the strength it.", "B": "yy, of the strength it."}
+    assert jic(run(cits, options=FUZZY)) == set()
+    # ... unless the shortest fuzzy word is 2
+    short = DeriveOptions(predicates=("SimilarTitle", "JntInfCandidate"), match="fuzzy", min_fuzzy_length=2)
+    assert jic(run(cits, options=short)) == {("A", 0, "B")}
+
+
+def test_fuzzy_bigram_matches_its_concatenation():
+    cits = {"A": "xx. Learning multiagent systems quickly. In Proc",
+            "B": "yy. Learning multi agent systems quickly. In Proc"}
+    assert st(run(cits)) == set()
+    out = st(run(cits, options=FUZZY))
+    # B's 'multi agent' is one unit: B's string spans positions 1..5, A's 1..4
+    assert ("A", 1, 4, "B", 1, 5) in out and ("B", 1, 5, "A", 1, 4) in out
+    # punctuation between the two tokens: no unit
+    cits["B"] = "yy. Learning multi, agent systems quickly. In Proc"
+    assert not any(r[0] == "A" for r in st(run(cits, options=FUZZY)))
+    # the bigram is a unit as well as two tokens: where 'inadvances' is a word, 'In Advances in'
+    # still matches token by token
+    cits = {"A": "xx. The architecture. In Advances in Neural Systems", "B": "yy, editor, Advances in Neural Systems",
+            "C": "zz. Inadvances in Neural"}
+    assert ("A", 3, "B") in jic(run(cits, options=FUZZY)) and ("A", 3, "B") in jic(run(cits))
+    # and an end unit can be a bigram: 'concept learning' ends one string, 'conceptlearning' the other
+    cits = {"A": "xx. Incremental methods for concept learning. In Proc",
+            "B": "yy. Incremental methods for conceptlearning. In Proc"}
+    assert ("A", 1, 5, "B", 1, 4) in st(run(cits, options=FUZZY)) and st(run(cits)) == set()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fuzzy_matches_direct_reading(seed):
+    """Random citations over words that are one edit (or a plural) apart and
+    whose concatenations are not words: no bigram units, so the direct
+    reading with the fuzzy token match applies."""
+    from markovlogic.derive.citations import s_stem, within_one_edit, word_of
+
+    rng = random.Random(100 + seed)
+    vocab = ["alpha", "alphas", "alpka", "beta", "betas", "gamma", "on", "of", "J"]
+    texts, cits, excluded = {}, {}, {}
+    for n in range(7):
+        b = f"B{n}"
+        words = [rng.choice(vocab) + rng.choice(["", "", "", "", ".", ","]) for _ in range(rng.randint(4, 12))]
+        texts[b] = " ".join(words)
+        toks, ex = [], set()
+        for k, w in enumerate(words):
+            m = re.fullmatch(r"([A-Za-z]+)([.,]?)", w)
+            toks.append(("T" + m[1].upper(), bool(m[2]) and not (m[2] == "." and len(m[1]) == 1)))
+            if m[1] == "J" and m[2] == ".":
+                ex.add(k)
+        cits[b], excluded[b] = toks, ex
+
+    def same(a, b):
+        x, y = s_stem(word_of(a)), s_stem(word_of(b))
+        return x == y or (min(len(x), len(y)) >= 4 and within_one_edit(x, y))
+
+    out = run(texts, options=FUZZY)
+    sim, cand = reference(cits, excluded, same)
+    assert st(out) == sim
+    assert jic(out) == cand
+
+
+def test_fuzzy_options_checked():
+    from markovlogic.errors import OptionError
+
+    with pytest.raises(OptionError, match="match must be"):
+        run({"A": "a b c"}, options=DeriveOptions(match="approximate"))
+    with pytest.raises(OptionError, match="min_fuzzy_length"):
+        run({"A": "a b c"}, options=DeriveOptions(match="fuzzy", min_fuzzy_length=0))
 
 
 # ----------------------------------------------------------------- bad input
@@ -365,3 +466,23 @@ def test_cli_bad_input_exit_2(tmp_path: Path, capsys):
     assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out)]) == 2
     assert "not consecutive" in capsys.readouterr().err
     assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--venue-pairs", "x"]) == 2
+
+
+def test_cli_fuzzy_match(tmp_path: Path, capsys):
+    cits = {"A": "xx On the strengh of heuristics.", "B": "yy, the strength of heuristic."}
+    model = tmp_path / "m.mln"
+    ev = tmp_path / "e.db"
+    out = tmp_path / "d.db"
+    model.write_text(DECLS + RULES)
+    ev.write_text(evidence(cits))
+    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--match", "exact"]) == 0
+    assert "JntInfCandidate(A,P01,B)" not in out.read_text()
+    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out)]) == 0          # fuzzy by default
+    assert "JntInfCandidate(A,P01,B)" in out.read_text()
+    out.unlink()
+    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--match", "close"]) == 2
+    assert "match must be one of exact, fuzzy" in capsys.readouterr().err
+    assert main(["derive", "-i", str(model), "-e", str(ev), "-o", str(out), "--match", "fuzzy",
+                 "--min-fuzzy-length", "0"]) == 2
+    assert "min_fuzzy_length" in capsys.readouterr().err
+    assert not out.exists()

@@ -125,6 +125,24 @@ def test_map_result_equivalence(tmp_path, truth):
     assert f["ceafe_f1"] == pytest.approx(2.6 / 3)
     assert (f["constants"], f["true_clusters"], f["predicted_clusters"]) == (6, 3, 3)
     assert "auc_pr" not in f
+    # cluster recall: of {a,b,c} {d,e} {f} only {f} is output exactly
+    assert f["cluster_recall"] == pytest.approx(1 / 3) and f["clusters_exact"] == 1
+    assert f["cluster_precision"] == pytest.approx(1 / 3)
+
+
+def test_map_result_cluster_recall_after_closure(tmp_path, truth, capsys):
+    """An unclosed result (a-b, b-c, no a-c) closes to {a,b,c}: that true
+    cluster is output exactly; pairwise figures as given and after closure differ."""
+    result = write(tmp_path, "out.result", "Same(a,b)\nSame(b,c)\n")
+    f = evaluate(result, truth, ["Same"])["predicates"]["Same"]
+    assert f["pairs_predicted"] == 2 and f["pairwise_precision"] == 1.0
+    # after closure on both sides: ab, bc, ac against the true ab, bc, ac, de
+    assert f["closure_pairwise_precision"] == 1.0 and f["closure_pairwise_recall"] == pytest.approx(3 / 4)
+    # true clusters {a,b,c}, {d,e}, {f}; predicted {a,b,c}, {d}, {e}, {f}
+    assert f["cluster_recall"] == pytest.approx(2 / 3) and f["cluster_precision"] == pytest.approx(2 / 4)
+    assert main(["eval", "-r", str(result), "-t", str(truth), "-q", "Same"]) == 0
+    out = capsys.readouterr().out
+    assert "pairwise, closed" in out and "clusters exact" in out
 
 
 def test_clusters_result(tmp_path, truth):

@@ -285,3 +285,46 @@ def test_auc_pr_and_cll_are_the_learners():
     assert binary.auc_pr(np.array([0.9, 0.8, 0.7]), np.array([1, 0, 1])) == pytest.approx((1 + 2 / 3) / 2)
     assert binary.average_cll(np.array([0.5, 0.0]), np.array([1, 0])) == pytest.approx(
         (np.log(0.5) + np.log1p(-1e-4)) / 2)
+
+
+# ------------------------------------------------------------------ cluster recall
+
+
+def test_cluster_recall_by_hand():
+    from markovlogic.eval.coref import cluster_precision, cluster_recall, exact_clusters
+
+    # truth {a,b,c} {d,e} {f}; predicted {a,b,c} {d} {e,f}: only {a,b,c} is output exactly
+    key = labels("abc", "de", "f")
+    resp = labels("abc", "d", "ef")
+    assert exact_clusters(resp, key) == 1
+    assert cluster_recall(resp, key) == pytest.approx(1 / 3)
+    assert cluster_precision(resp, key) == pytest.approx(1 / 3)
+    # a singleton true cluster output as a singleton counts
+    resp = labels("abc", "de", "f")
+    assert cluster_recall(resp, key) == 1.0 and cluster_precision(resp, key) == 1.0
+    # one predicted cluster holding everything: no true cluster is exact
+    assert cluster_recall(np.zeros(6, dtype=np.int64), key) == 0.0
+    assert cluster_recall(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)) == 0.0
+
+
+def test_cluster_recall_after_closure_of_pairs():
+    # pairs a-b, b-c (not closed) close to {a,b,c}: the true cluster {a,b,c} is output exactly
+    p = Pairs.from_arrays(4, [0, 1], [1, 2])
+    t = Pairs.from_arrays(4, [0, 0, 1], [1, 2, 2])
+    s = coreference_scores(p.clusters(), t.clusters(), p, t)
+    assert s["cluster_recall"] == 1.0 and s["clusters_exact"] == 2      # {a,b,c} and the singleton {d}
+    assert s["pairwise_recall"] == pytest.approx(2 / 3) and s["pairwise_precision"] == 1.0
+    assert s["closure_pairwise_recall"] == 1.0 and s["closure_pairwise_precision"] == 1.0
+
+
+def test_cluster_recall_against_definition():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 30))
+        key = rng.integers(0, max(1, n // 3), n)
+        resp = np.where(rng.random(n) < 0.2, rng.integers(0, n, n), key)
+        true_sets = {frozenset(np.flatnonzero(key == k)) for k in np.unique(key)}
+        pred_sets = {frozenset(np.flatnonzero(resp == k)) for k in np.unique(resp)}
+        from markovlogic.eval.coref import cluster_recall
+
+        assert cluster_recall(resp, key) == pytest.approx(len(true_sets & pred_sets) / len(true_sets))

@@ -187,3 +187,9 @@ def test_cli_perceptron_expectations_and_final_samples(tmp_path, capsys):
     assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
                  "--method", "dn", "--expectations", "mcsat"]) == 2
     assert "expectations" in capsys.readouterr().err
+    # --average: the mean of the second half's weights (dn, scg, samplerank); refused elsewhere
+    assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
+                 "--method", "dn", "--samples", "3", "--iterations", "4", "--average"]) == 0
+    assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
+                 "--method", "perceptron", "--average"]) == 2
+    assert "average" in capsys.readouterr().err

@@ -1,111 +1,131 @@
-"""Workloads ``citations-seg-*``: citation segmentation (Poon & Domingos 2007) on ``cora_refs``.
+"""Workloads ``citations-*``: joint citation segmentation and entity resolution
+(Poon & Domingos 2007; Poon's thesis, ch. 3) on ``cora_refs``, ``cora_tokens``,
+``cora_ie`` and ``citeseer``.
 
-Models: ``examples/citations/isolated.template.mln`` (Isolated, thebeast's
-``ie_base.mln``) and ``jnt-seg.template.mln`` (Jnt-Seg, ``ie_jntseg.mln``),
-both without the entity-resolution part (there ``SameBib`` is not connected
-to ``InField``). Per fold of ``cora_refs``: ``mln derive`` evidence
-(``JntInfCandidate``, Jnt-Seg only) for ``train.db`` and ``test-evidence.db``;
-weights learned on ``train.db`` (``InField`` the query; by default dn from the
-pseudo-likelihood optimum, under a time cap); MAP of ``test-evidence.db`` with
-the default method of ``mln infer --map``; token-level scores against
-``test-truth.db``: for each field (author, title, venue) precision, recall and
-F1 of the predicted ``InField(c,f,i)`` atoms, and "all", the same over the
-atoms of the three fields together (micro average; tokens of no field --
-year, pages, publisher, ... -- count only when predicted in a field).
+Models (``examples/citations/*.template.mln``, thebeast's ``ie_*.mln`` plus
+one hard rule, see ``examples/citations/README.md``): Isolated (``ie_base``),
+Jnt-Seg (``ie_jntseg``) and Jnt-Seg-ER (``ie_erseg``); each with the
+entity-resolution part (``SameBib``) where the data have ``SameBib`` truth
+(``cora_refs``, ``cora_tokens``), without it elsewhere (``cora_ie``,
+``citeseer``: segmentation only).
 
-Baseline (scored by the same code): every test token gets the field most
-frequent on the training data for its token and position bucket (5 buckets
-of relative position i/n in the citation), backing off to the token alone,
-then to the bucket alone; "no field" is one of the labels. Nothing is tuned
-on the test fold.
+Per fold and model, each step a fresh ``mln`` process (its wall seconds and
+peak resident memory recorded): ``mln derive`` for ``train.db`` and
+``test-evidence.db`` (the derived predicates the model declares);
+``mln learn`` on ``train.db`` (query ``InField`` and, with the ER part,
+``SameBib``; dn by default, from the pseudo-likelihood optimum, under a time
+cap); ``mln infer --map`` on the test evidence with the default MAP method.
+Scores, by the same code for models and baselines:
 
-Run: ``python -m bench.workloads.citations --folds 1 [--models isolated,jnt-seg]
-[--method dn] [--max-seconds 420] [--save-dir DIR]``.
+- segmentation: token-level precision, recall and F1 of the predicted
+  ``InField(c,f,i)`` atoms per field (author, title, venue) and over the
+  three ("all", micro); tokens of no field (year, pages, publisher, ... in
+  ``cora_refs``/``cora_tokens``/``cora_ie``) count only when predicted in a field;
+- ``SameBib``: scored by ``mln eval``'s code (``markovlogic.eval.evaluate``,
+  the truth closed under transitivity): pairwise precision/recall/F1 of the
+  predicted pairs as given (the thesis's pairwise figures), the same after
+  transitive closure, and cluster recall (the fraction of true clusters
+  output exactly after closure).
 
-Measured 2026-11-24 on this machine (2 shared cores, another job at times),
-dn (MC-SAT expectations, 100 iterations, from the pll optimum), MAP by ILP
-(HiGHS proved optimality every time). Fold 1: the shipped models, learned by
-``mln learn ... --method dn --max-seconds 480`` (commands in their headers),
-MAP through ``map_scores``; folds 2-3: ``python -m bench.workloads.citations
---folds 2-3`` (one process, both models; peak RSS 0.9 GB). Token F1:
+Baselines, chosen on the fold's training data only and scored by the same
+code: segmentation: every test token gets the field most frequent on the
+training data for its token and position bucket (5 buckets of relative
+position), backing off to the token alone, then the bucket ("no field" is a
+label). ``SameBib`` on the raw token sets of the citations (no segmentation):
+``tokens jaccard`` (pairs whose whole-citation token Jaccard is at least t;
+t from .05 ... 1 by the training pairwise F1) and ``Fellegi-Sunter (LR)``
+(Fellegi-Sunter's pair classifier as the thesis ran it, learned by L2
+logistic regression on six pair similarities -- token Jaccard and TF-IDF
+cosine, the Jaccard of the front/back (around Poon's first venue keyword),
+first-five and numeric tokens -- pairs at log-odds above an offset chosen on
+the training data from -2 ... 4).
 
-    fold  system     author  title   venue   all     learn s  MAP s (ground+solve)
-    1     baseline   .9270   .8171   .7831   .8489
-    1     Isolated   .9761   .9415   .8672   .9338   206      18 (7.5 + 10)
-    1     Jnt-Seg    .9670   .9289   .8400   .9182   223      38 (17 + 21)
-    2     baseline   .8111   .7499   .6284   .7442
-    2     Isolated   .9903   .8985   .6906   .8955   289      36
-    2     Jnt-Seg    .9682   .8495   .6784   .8617   165      17
-    3     baseline   .8977   .8191   .7891   .8345
-    3     Isolated   .9862   .7664   .6869   .8027   144      17
-    3     Jnt-Seg    .9886   .9388   .7471   .8924   129      17
-    mean  baseline                           .8092
-    mean  Isolated                           .8773
-    mean  Jnt-Seg                            .8908
+``cora_ie`` is scored on its three coarse fields (``tokens.tsv.gz``'s
+``coarse_field``: booktitle, journal, tech -> venue; the other fine fields
+none): the bench writes coarse copies of ``train.db`` and ``test-truth.db``.
 
-Training network per fold: ~346,000 InField atoms, ~1.26 M ground clauses
-(345,552 hard mutual-exclusion clauses), ~3,100-3,500 weights (one per token
-and field of the ``+w,+f`` formula); grounding 3-4 s, learning peak RSS
-~0.9 GB. Test network (627 citations): 173,052 atoms, ~628,000 clauses.
-The two README commands on fold 1's test evidence with the shipped Jnt-Seg:
-``mln derive -i examples/citations/jnt-seg.mln -e test-evidence.db -o d.db``
-2.1 s, 122 MB; ``mln infer -i examples/citations/jnt-seg.mln -e
-test-evidence.db,d.db -q InField --map -r out`` 17.8 s, 475 MB (ILP,
-optimal). ``mln derive`` (JntInfCandidate): ~1 s per file (train: 8,490 atoms; fold 1
-test: 3,069).
+Run: ``python -m bench.workloads.citations --dataset cora_refs --folds 1-3
+[--models isolated,jnt-seg,jnt-seg-er] [--method dn] [--max-seconds 420]
+[--match exact] --save-dir DIR`` (one JSON per fold and dataset in DIR, so
+an interrupted run keeps its folds); ``--table DIR`` prints the tables of
+what DIR holds.
 
-What the figures say, honestly: the learned models are unstable across
-folds. Jnt-Seg beats the baseline on every fold; Isolated loses to it on
-fold 3 (title recall .63, venue precision .56: learned weights that push
-titles into venue). **Jnt-Seg loses to Isolated on folds 1 and 2** (-1.6 and
--3.4 points) and wins on fold 3 (+9); mean over 3 folds Jnt-Seg .891,
-Isolated .877, baseline .809, far below the thesis (Cora: Isolated 98.2,
-Jnt-Seg 98.4, on other data and labels).
-The thesis itself warns that Jnt-Seg misplaces boundaries on dense data
-(Cora: many citations of one paper, the same trigram inside a field in one
-and after punctuation in another); here JntInfCandidate holds at ~5
-positions per citation (3,069 for 627 test citations) and each one cuts the
-field propagation there. Differences from the thesis that may matter and
-were not explored: exact token matching (the thesis matches tokens within
-edit distance 1 and a bigram with its concatenation); our data leave year,
-pages, publisher, editor, address, ... unlabelled (the thesis merged them
-into venue), which is why venue F1 is low (.69 on fold 2) for every system;
-MAP (ILP) instead of 30 minutes of MC-SAT marginals; one dn run per fold
-(the thesis averaged ten). Missing: Jnt-Seg-ER (``ie_erseg``, with
-SameBib), SameBib figures, ``cora_tokens``, ``cora_ie`` and ``citeseer``,
-lazy inference, and Poon's MC-SAT extensions.
+MEASURED: see the tables below (filled in as the folds are run).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
+import os
 import re
-import resource
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from bench.harness import REPO_ROOT, Skip, data_dir, workload
 
 FIELDS = ("Fauthor", "Ftitle", "Fvenue")
-MODELS = {
-    "isolated": REPO_ROOT / "examples" / "citations" / "isolated.template.mln",
-    "jnt-seg": REPO_ROOT / "examples" / "citations" / "jnt-seg.template.mln",
-}
-SHIPPED = {
-    "isolated": REPO_ROOT / "examples" / "citations" / "isolated.mln",
-    "jnt-seg": REPO_ROOT / "examples" / "citations" / "jnt-seg.mln",
-}
+EXAMPLES = REPO_ROOT / "examples" / "citations"
+MODELS = ("isolated", "jnt-seg", "jnt-seg-er")
+FOLDS = {"cora_refs": 3, "cora_tokens": 5, "cora_ie": 5, "citeseer": 4}
+ER_DATASETS = ("cora_refs", "cora_tokens")
+COARSE = {"Fauthor": "Fauthor", "Ftitle": "Ftitle", "Fbooktitle": "Fvenue", "Fjournal": "Fvenue", "Ftech": "Fvenue"}
 _ATOM = re.compile(r"^\s*(\w+)\(([^)]*)\)\s*$")
 
 
-def fold_dir(fold: int, dataset: str = "cora_refs") -> Path:
+def template(model: str) -> Path:
+    """The unweighted model (every one holds the ER part; on data without
+    ``SameBib`` only ``InField`` is learned and queried)."""
+    return EXAMPLES / f"{model}.template.mln"
+
+
+# ------------------------------------------------------------------ data
+
+@dataclass
+class Fold:
+    dataset: str
+    fold: int
+    train: Path
+    evidence: Path
+    truth: Path
+    er: bool
+
+
+def fold_files(dataset: str, fold: int, work: Path) -> Fold:
     folder = data_dir() / dataset / f"fold{fold}"
     for name in ("train.db", "test-evidence.db", "test-truth.db"):
         if not (folder / name).is_file():
             raise Skip(f"missing {folder / name}")
-    return folder
+    train, truth = folder / "train.db", folder / "test-truth.db"
+    if dataset == "cora_ie":
+        train, truth = work / "train.coarse.db", work / "test-truth.coarse.db"
+        coarse_copy(folder / "train.db", train)
+        coarse_copy(folder / "test-truth.db", truth)
+    return Fold(dataset, fold, train, folder / "test-evidence.db", truth, dataset in ER_DATASETS)
+
+
+def coarse_copy(src: Path, dst: Path) -> None:
+    """``cora_ie``'s 13 fine fields to Poon's three (the ``coarse_field``
+    column of its tokens.tsv.gz): booktitle, journal, tech are venue; the other
+    fine fields have no InField atom."""
+    out = []
+    for line in src.read_text().splitlines():
+        m = _ATOM.match(line)
+        if m and m.group(1) == "InField":
+            c, f, i = (a.strip() for a in m.group(2).split(","))
+            if f in COARSE:
+                out.append(f"InField({c},{COARSE[f]},{i})")
+            continue
+        out.append(line)
+    dst.write_text("\n".join(out) + "\n")
 
 
 def read_atoms(path: Path, predicates: tuple[str, ...]) -> dict[str, list[tuple[str, ...]]]:
@@ -147,7 +167,7 @@ def segmentation_scores(predicted: set, truth: set) -> dict:
     return out
 
 
-# ------------------------------------------------------------------ baseline
+# ------------------------------------------------------------------ segmentation baseline
 
 def _bucket(rank: int, n: int, buckets: int = 5) -> int:
     return min(buckets - 1, rank * buckets // max(n, 1))
@@ -192,109 +212,246 @@ def baseline_predict(model, evidence_db: Path) -> set[tuple[str, str, str]]:
     return out
 
 
-# ------------------------------------------------------------------ the models
+# ------------------------------------------------------------------ SameBib scores and baselines
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def samebib_scores(result: Path, truth: Path) -> dict:
+    """``mln eval``'s figures for SameBib (pairs as given, after closure, cluster recall)."""
+    from markovlogic.eval import evaluate
+
+    f = evaluate(result, truth, ["SameBib"], equivalence=["SameBib"])["predicates"]["SameBib"]
+    keys = ("pairwise_precision", "pairwise_recall", "pairwise_f1", "closure_pairwise_precision",
+            "closure_pairwise_recall", "closure_pairwise_f1", "cluster_recall", "b3_f1", "pairs_predicted",
+            "true_clusters", "predicted_clusters")
+    return {f"er_{k}": (round(f[k], 4) if isinstance(f[k], float) else f[k]) for k in keys}
 
 
-def derived_files(model: Path, folder: Path, work: Path) -> tuple[list[Path], list[Path], float]:
-    """``mln derive`` for train.db and test-evidence.db when the model declares
-    derived predicates; returns the extra train and test files and seconds."""
-    from markovlogic.cli import main as mln
+def _write_pairs(path: Path, names, i: np.ndarray, j: np.ndarray, keep: np.ndarray) -> None:
+    """A MAP result file of SameBib pairs (one orientation each; reflexive atoms for every citation)."""
+    lines = [f"SameBib({n},{n})" for n in names]
+    lines += [f"SameBib({names[a]},{names[b]})" for a, b in zip(i[keep], j[keep])]
+    path.write_text("\n".join(lines) + "\n")
 
-    text = model.read_text()
-    if "JntInfCandidate(" not in text and "SimilarTitle(" not in text:
-        return [], [], 0.0
+
+FS_FEATURES = ("tokens_jaccard", "tokens_cosine", "front_jaccard", "back_jaccard", "first5_jaccard",
+               "numbers_jaccard")
+
+
+def er_baselines(fold: Fold, work: Path) -> dict[str, dict]:
+    """``tokens jaccard`` and ``Fellegi-Sunter (LR)`` (module docstring), each
+    threshold chosen by pairwise F1 of its training pairs, scored on the test fold."""
+    from markovlogic.eval.coref import Pairs, pairwise
+
+    from bench.cora_features import all_pairs, pair_similarities, read_atoms as feature_atoms
+    from bench.cora_features import token_mentions, truth_pairs
+    from bench.workloads.cora_baselines import logistic_regression
+
+    def split(atoms, truth_atoms):
+        m = token_mentions(atoms)
+        i, j = all_pairs(len(m))
+        frame = pair_similarities(m, i, j, fields=("tokens", "front", "back", "first5", "numbers"))
+        ti, tj = truth_pairs(truth_atoms, "SameBib", m)
+        truth = Pairs.from_arrays(len(m), ti, tj)
+        return m, i, j, frame, truth
+
+    train_atoms = feature_atoms(fold.train)
+    tm, ti, tj, tf, ttruth = split(train_atoms, train_atoms)
+    em, ei, ej, ef, _ = split(feature_atoms(fold.evidence), feature_atoms(fold.truth))
+
+    def f1(n, i, j, keep, truth):
+        return pairwise(Pairs.from_arrays(n, i[keep], j[keep]), truth).f1
+
+    out = {}
+    jac = tf["tokens_jaccard"].to_numpy()
+    t = max(np.round(np.arange(0.05, 1.0001, 0.05), 2), key=lambda v: (f1(len(tm), ti, tj, jac >= v, ttruth), -v))
+    path = work / "tokens-jaccard.result"
+    _write_pairs(path, em.names, ei, ej, ef["tokens_jaccard"].to_numpy() >= t)
+    out["tokens jaccard"] = {"chosen": float(t), **samebib_scores(path, fold.truth)}
+    y = np.isin(ti * len(tm) + tj, ttruth.keys).astype(float)
+    w = logistic_regression(tf[list(FS_FEATURES)].to_numpy(), y)
+    z_train = tf[list(FS_FEATURES)].to_numpy() @ w[:-1] + w[-1]
+    off = max(np.arange(-2.0, 4.01, 1.0), key=lambda o: (f1(len(tm), ti, tj, z_train + o > 0, ttruth), -abs(o)))
+    z = ef[list(FS_FEATURES)].to_numpy() @ w[:-1] + w[-1]
+    path = work / "fellegi-sunter.result"
+    _write_pairs(path, em.names, ei, ej, z + off > 0)
+    out["Fellegi-Sunter (LR)"] = {"chosen": float(off), **samebib_scores(path, fold.truth)}
+    return out
+
+
+# ------------------------------------------------------------------ the models, through the mln command
+
+def mln_step(args: list[str], log: Path) -> tuple[float, float]:
+    """Run ``mln ARGS`` in a fresh process; (wall seconds, peak resident MB). Raises on failure."""
+    argv = [sys.executable, "-c", "import sys; from markovlogic.cli import main; sys.exit(main(sys.argv[1:]))",
+            *args]
     start = time.perf_counter()
-    extra = []
-    for name in ("train", "test-evidence"):
-        out = work / f"{model.stem}.{name}.derived.db"
-        code = mln(["derive", "-i", str(model), "-e", str(folder / f"{name}.db"), "-o", str(out)])
-        if code != 0:
-            raise RuntimeError(f"mln derive failed on {name}.db")
-        extra.append(out)
-    return [extra[0]], [extra[1]], time.perf_counter() - start
-
-
-def learn(model: Path, train: list[Path], method: str, max_seconds: float, iterations: int | None,
-          seed: int = 0):
-    from markovlogic import MLN, Database
-    from markovlogic.learn.api import learn_model
-
-    mln = MLN.from_file(model)
-    db = Database.from_file(train, mln=mln)
-    options = {"max_seconds": max_seconds}
-    if iterations:
-        options["iterations"] = iterations
-    learned = learn_model(mln, [db], query_predicates=["InField"], method=method, seed=seed, **options)
-    net = learned.networks[0]
-    figures = {"train_atoms": net.n_atoms, "train_clauses": net.n_clauses, "weights": len(learned.result.params),
-               "learn_ground_s": round(learned.ground_seconds, 1), "learn_s": round(learned.learn_seconds, 1),
-               "iterations": learned.result.iterations}
-    text = learned.text
-    del learned.networks[:], net, learned
-    return text, figures
-
-
-def map_scores(model_text: str, evidence: list[Path], truth: Path) -> dict:
-    """MAP with the default method of ``mln infer --map`` and the token scores."""
-    from markovlogic import MLN, Database
-
-    method = "ilp"        # what ``mln infer --map`` picks for these models (commands/infer.py)
-    mln = MLN.from_string(model_text, filename="learned.mln")
-    db = Database.from_file(evidence, mln=mln)
-    start = time.perf_counter()
-    answer = mln.map(db, queries=["InField"], method=method)
+    with open(log, "a") as out:
+        out.write("$ mln " + " ".join(args) + "\n")
+        out.flush()
+        proc = subprocess.Popen(argv, stdout=out, stderr=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - start
-    predicted = infield_set(answer.atoms)
-    truth_set = {tuple(a) for a in read_atoms(truth, ("InField",))["InField"]}
-    figures = {"map_method": method, "map_ground_s": round(answer.ground_seconds, 1),
-               "map_s": round(seconds, 1), "test_atoms": answer.network.n_atoms,
-               "test_clauses": answer.network.n_clauses, "optimal": bool(answer.optimal),
-               "hard_violated": int(answer.hard_violated)}
-    figures.update(segmentation_scores(predicted, truth_set))
+    if proc.returncode != 0:
+        raise RuntimeError(f"mln {args[0]} failed (exit {proc.returncode}); see {log}")
+    return round(seconds, 1), round(usage.ru_maxrss / 1024.0)
+
+
+def run_model(fold: Fold, model: str, work: Path, method: str, max_seconds: float, match: str,
+              save_dir: Path | None, extra_learn: list[str] = ()) -> dict:
+    tmpl = template(model)
+    log = work / f"{model}.log"
+    figures: dict = {}
+    train, evidence = [fold.train], [fold.evidence]
+    if model != "isolated" or fold.er:
+        for name, files in (("train", train), ("test", evidence)):
+            out = work / f"{model}.{name}.derived.db"
+            s, mb = mln_step(["derive", "-i", str(tmpl), "-e", str(files[0]), "-o", str(out), "--match", match], log)
+            figures[f"derive_{name}_s"] = s
+            files.append(out)
+    learned = work / f"{model}.fold{fold.fold}.mln"
+    queries = "InField,SameBib" if fold.er else "InField"
+    s, mb = mln_step(["learn", "-i", str(tmpl), "-t", ",".join(map(str, train)), "-o", str(learned), "--ne", queries,
+                      "--method", method, "--max-seconds", str(max_seconds), *extra_learn], log)
+    figures.update(learn_s=s, learn_peak_mb=mb)
+    if save_dir is not None:
+        (save_dir / f"{fold.dataset}.{model}.fold{fold.fold}.mln").write_text(learned.read_text())
+    result, stats = work / f"{model}.result", work / f"{model}.stats.json"
+    s, mb = mln_step(["infer", "-i", str(learned), "-e", ",".join(map(str, evidence)), "-q", queries, "--map",
+                      "-r", str(result), "--stats-json", str(stats)], log)
+    st = json.loads(stats.read_text())
+    figures.update(infer_s=s, infer_peak_mb=mb, map_method=st["method"], optimal=st.get("optimal"),
+                   test_atoms=st["atoms"], test_clauses=st["clauses"], map_ground_s=round(st["ground_seconds"], 1))
+    predicted = infield_set(result.read_text().split())
+    truth = {tuple(a) for a in read_atoms(fold.truth, ("InField",))["InField"]}
+    figures.update(segmentation_scores(predicted, truth))
+    if fold.er:
+        figures.update(samebib_scores(result, fold.truth))
+    if save_dir is not None:
+        (save_dir / f"{fold.dataset}.{model}.fold{fold.fold}.log").write_text(log.read_text())
     return figures
 
 
-def run_fold(fold: int, models: list[str], method: str = "dn", max_seconds: float = 420.0,
-             iterations: int | None = None, save_dir: Path | None = None, shipped: bool = False) -> dict:
-    folder = fold_dir(fold)
-    results = {}
-    base = baseline_predict(baseline_fit(folder / "train.db"), folder / "test-evidence.db")
-    truth_set = {tuple(a) for a in read_atoms(folder / "test-truth.db", ("InField",))["InField"]}
-    results["baseline"] = segmentation_scores(base, truth_set)
-    with tempfile.TemporaryDirectory() as tmp:
+def run_fold(dataset: str, fold: int, models: list[str], method: str = "dn", max_seconds: float = 420.0,
+             match: str = "fuzzy", save_dir: Path | None = None, baselines: bool = True,
+             extra_learn: list[str] = ()) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"citations-{dataset}-{fold}-") as tmp:
         work = Path(tmp)
-        for name in models:
-            template = MODELS[name]
-            train_extra, test_extra, derive_s = derived_files(template, folder, work)
-            if shipped:
-                text, figures = SHIPPED[name].read_text(), {"weights_from": str(SHIPPED[name].name)}
-            else:
-                text, figures = learn(template, [folder / "train.db", *train_extra], method, max_seconds, iterations)
-                if save_dir is not None:
-                    (save_dir / f"{name}.fold{fold}.mln").write_text(text)
-            figures["derive_s"] = round(derive_s, 2)
-            figures.update(map_scores(text, [folder / "test-evidence.db", *test_extra], folder / "test-truth.db"))
-            figures["peak_mb"] = round(peak_mb())
-            results[name] = figures
+        f = fold_files(dataset, fold, work)
+        results: dict = {"dataset": dataset, "fold": fold, "method": method, "max_seconds": max_seconds,
+                         "match": match, "load_before": os.getloadavg()[0], "rows": {}}
+        if baselines:
+            truth = {tuple(a) for a in read_atoms(f.truth, ("InField",))["InField"]}
+            base = baseline_predict(baseline_fit(f.train), f.evidence)
+            results["rows"]["baseline"] = segmentation_scores(base, truth)
+            if f.er:
+                for name, fig in er_baselines(f, work).items():
+                    results["rows"][name] = fig
+        for model in models:
+            if model == "jnt-seg-er" and not f.er:
+                continue
+            results["rows"][model] = run_model(f, model, work, method, max_seconds, match, save_dir, extra_learn)
+            results["rows"][model]["load"] = os.getloadavg()[0]
+            if save_dir is not None:
+                _save(save_dir, results)
+        results["load_after"] = os.getloadavg()[0]
+    if save_dir is not None:
+        _save(save_dir, results)
     return results
 
 
-def _table(rows: list[tuple[str, str, dict]]) -> str:
-    head = "fold  system     " + "  ".join(f"{k:>6s}" for k in ("auth", "title", "venue", "all")) + "   (F1)"
-    lines = [head]
-    for fold, name, r in rows:
-        lines.append(f"{fold:5s} {name:10s} " + "  ".join(
-            f"{r[k + '_f1']:6.4f}" for k in ("author", "title", "venue", "all")))
-    return "\n".join(lines)
+def _save(save_dir: Path, results: dict) -> None:
+    path = save_dir / f"{results['dataset']}.fold{results['fold']}.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"rows": {}}
+    rows = {**old.get("rows", {}), **results["rows"]}
+    path.write_text(json.dumps({**results, "rows": rows}, indent=1) + "\n")
 
 
-workload("citations-seg-fold1-shipped",
-         "cora_refs fold 1: MAP of the shipped Isolated and Jnt-Seg models, token F1 beside the baseline",
-         timeout=1800.0)(lambda: {f"{m}_{k}": v for m, r in run_fold(1, ["isolated", "jnt-seg"], shipped=True).items()
-                                  for k, v in r.items()})
+# ------------------------------------------------------------------ tables
+
+ROW_ORDER = ("baseline", "isolated", "jnt-seg", "jnt-seg-er", "tokens jaccard", "Fellegi-Sunter (LR)")
+NAMES = {"baseline": "per-token baseline", "isolated": "Isolated", "jnt-seg": "Jnt-Seg", "jnt-seg-er": "Jnt-Seg-ER"}
+
+
+def tables(save_dir: Path) -> str:
+    """Segmentation and SameBib tables (per fold and mean) of every JSON in ``save_dir``."""
+    out = []
+    by_data: dict[str, list[dict]] = defaultdict(list)
+    for path in sorted(save_dir.glob("*.fold*.json")):
+        r = json.loads(path.read_text())
+        by_data[r["dataset"]].append(r)
+    for dataset, folds in by_data.items():
+        folds.sort(key=lambda r: r["fold"])
+        out.append(f"{dataset}: segmentation, token F1 (author title venue all), learn/infer seconds, peak MB")
+        out.append("fold  system              author  title   venue   all      learn s  infer s  peak MB  load")
+        means: dict[str, list] = defaultdict(list)
+        for r in folds:
+            for name in ROW_ORDER:
+                x = r["rows"].get(name)
+                if x is None or "all_f1" not in x:
+                    continue
+                means[name].append(x)
+                timing = ""
+                if "learn_s" in x:
+                    timing = (f"   {x['learn_s']:6.0f}   {x['infer_s']:6.1f}   "
+                              f"{max(x['learn_peak_mb'], x['infer_peak_mb']):6.0f}  {x.get('load', 0):4.1f}")
+                out.append(f"{r['fold']:<5d} {NAMES.get(name, name):18s}  " + "  ".join(
+                    f"{x[k]:.4f}" for k in ("author_f1", "title_f1", "venue_f1", "all_f1")) + timing)
+        for name, xs in means.items():
+            out.append(f"mean  {NAMES.get(name, name):18s}  " + "  ".join(
+                f"{np.mean([x[k] for x in xs]):.4f}" for k in ("author_f1", "title_f1", "venue_f1", "all_f1"))
+                + f"   ({len(xs)} folds)")
+        if any(any("er_pairwise_f1" in x for x in r["rows"].values()) for r in folds):
+            out.append("")
+            out.append(f"{dataset}: SameBib, pairs as given P R F1 | after closure P R F1 | cluster recall")
+            means = defaultdict(list)
+            keys = ("er_pairwise_precision", "er_pairwise_recall", "er_pairwise_f1", "er_closure_pairwise_precision",
+                    "er_closure_pairwise_recall", "er_closure_pairwise_f1", "er_cluster_recall")
+            for r in folds:
+                for name in ROW_ORDER:
+                    x = r["rows"].get(name)
+                    if x is None or "er_pairwise_f1" not in x:
+                        continue
+                    means[name].append(x)
+                    out.append(f"{r['fold']:<5d} {NAMES.get(name, name):20s}  " + "  ".join(f"{x[k]:.3f}" for k in keys[:3])
+                               + " | " + "  ".join(f"{x[k]:.3f}" for k in keys[3:6]) + f" | {x[keys[6]]:.3f}")
+            for name, xs in means.items():
+                m = [np.mean([x[k] for x in xs]) for k in keys]
+                out.append(f"mean  {NAMES.get(name, name):20s}  " + "  ".join(f"{v:.3f}" for v in m[:3]) + " | "
+                           + "  ".join(f"{v:.3f}" for v in m[3:6]) + f" | {m[6]:.3f}   ({len(xs)} folds)")
+        out.append("")
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------ harness entries
+
+def _shipped_fold1() -> dict:
+    """The shipped models (weights learned on cora_refs fold 1) on fold 1's test evidence, README's two commands."""
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        f = fold_files("cora_refs", 1, work)
+        truth = {tuple(a) for a in read_atoms(f.truth, ("InField",))["InField"]}
+        for model in MODELS:
+            shipped = EXAMPLES / f"{model}.mln"
+            log = work / f"{model}.log"
+            evidence = [f.evidence]
+            if model != "isolated":
+                d = work / f"{model}.derived.db"
+                s, _ = mln_step(["derive", "-i", str(shipped), "-e", str(f.evidence), "-o", str(d)], log)
+                evidence.append(d)
+                out[f"{model}_derive_s"] = s
+            result = work / f"{model}.result"
+            s, mb = mln_step(["infer", "-i", str(shipped), "-e", ",".join(map(str, evidence)), "-q", "InField,SameBib",
+                              "--map", "-r", str(result)], log)
+            out[f"{model}_infer_s"], out[f"{model}_infer_peak_mb"] = s, mb
+            out[f"{model}_all_f1"] = segmentation_scores(infield_set(result.read_text().split()), truth)["all_f1"]
+            out[f"{model}_er_pairwise_f1"] = samebib_scores(result, f.truth)["er_pairwise_f1"]
+    return out
+
+
+workload("citations-fold1-shipped",
+         "cora_refs fold 1: the shipped Isolated, Jnt-Seg, Jnt-Seg-ER (derive + MAP), token F1 and SameBib F1",
+         timeout=1800.0)(_shipped_fold1)
 
 
 def _folds(text: str) -> list[int]:
@@ -305,23 +462,31 @@ def _folds(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Citation segmentation on cora_refs: Isolated, Jnt-Seg, baseline")
-    parser.add_argument("--folds", default="1")
-    parser.add_argument("--models", default="isolated,jnt-seg")
+    parser = argparse.ArgumentParser(description="Citation segmentation and matching: Isolated, Jnt-Seg, Jnt-Seg-ER")
+    parser.add_argument("--dataset", default="cora_refs", choices=sorted(FOLDS))
+    parser.add_argument("--folds", default=None, help="e.g. 1-3 or 2,4 (default: all of the dataset)")
+    parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--method", default="dn")
     parser.add_argument("--max-seconds", type=float, default=420.0, help="learning time cap per model")
-    parser.add_argument("--iterations", type=int, default=None)
-    parser.add_argument("--shipped", action="store_true", help="use the shipped fold-1 weights, no learning")
-    parser.add_argument("--save-dir", type=Path, default=None, help="write each learned model there")
+    parser.add_argument("--match", default="fuzzy", choices=("exact", "fuzzy"), help="mln derive --match")
+    parser.add_argument("--learn-args", default="", help="extra mln learn arguments, space-separated")
+    parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument("--save-dir", type=Path, default=None, help="one JSON per fold (and the learned models)")
+    parser.add_argument("--table", type=Path, default=None, help="print the tables of a save dir and stop")
     args = parser.parse_args(argv)
-    rows = []
-    for fold in _folds(args.folds):
-        res = run_fold(fold, args.models.split(","), args.method, args.max_seconds, args.iterations,
-                       args.save_dir, args.shipped)
-        for name, r in res.items():
-            print(f"fold{fold} {name} " + " ".join(f"{k}={v}" for k, v in r.items()), flush=True)
-            rows.append((str(fold), name, r))
-    print(_table(rows))
+    if args.table is not None:
+        print(tables(args.table))
+        return
+    if args.save_dir is not None:
+        args.save_dir.mkdir(parents=True, exist_ok=True)
+    folds = _folds(args.folds) if args.folds else list(range(1, FOLDS[args.dataset] + 1))
+    for fold in folds:
+        res = run_fold(args.dataset, fold, args.models.split(","), args.method, args.max_seconds, args.match,
+                       args.save_dir, not args.no_baselines, args.learn_args.split())
+        for name, r in res["rows"].items():
+            print(f"{args.dataset} fold{fold} {name} " + " ".join(f"{k}={v}" for k, v in r.items()), flush=True)
+    if args.save_dir is not None:
+        print(tables(args.save_dir))
 
 
 if __name__ == "__main__":

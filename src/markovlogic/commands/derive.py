@@ -1,6 +1,7 @@
 """``mln derive``: write the derived evidence a model uses.
 
     mln derive -i MODEL.mln -e EVIDENCE.db[,MORE.db] -o DERIVED.db [--venue-pairs auto|all|titled]
+               [--match exact|fuzzy] [--min-fuzzy-length N]
 
 Computes the derived predicates the model declares (today the citation
 predicates ``SimilarTitle``, ``SimilarVenue``, ``JntInfCandidate`` of Poon &
@@ -32,12 +33,20 @@ def derive_command(
         "auto", "--venue-pairs",
         help="SimilarVenue for every pair (all), only pairs with a SimilarTitle atom (titled), or titled when "
              "the model only uses SimilarVenue beside SimilarTitle (auto, the default)."),
+    match: str = typer.Option(
+        "fuzzy", "--match",
+        help="Token matching in SimilarTitle and JntInfCandidate: fuzzy (the default, the thesis's: stemmed "
+             "words within one edit, a bigram matching its concatenation) or exact (the same token)."),
+    min_fuzzy_length: int = typer.Option(
+        4, "--min-fuzzy-length",
+        help="fuzzy: shorter words must be equal (after stemming) to match."),
 ) -> None:
     """Compute the derived evidence (SimilarTitle, SimilarVenue, JntInfCandidate) a model declares."""
     from ..derive import DeriveOptions, _declared, derive_atoms, write_db
 
     if venue_pairs not in ("auto", "all", "titled"):
         raise OptionError(f"--venue-pairs must be auto, all or titled, not {venue_pairs!r}")
+    DeriveOptions(match=match, min_fuzzy_length=min_fuzzy_length).check()
     _existing(split_list(evidence), "evidence")
     check_outputs({"output": output}, split_list(input) + split_list(evidence))
     start = time.perf_counter()
@@ -50,7 +59,8 @@ def derive_command(
         raise MLNSemanticError(f"the model declares none of the derived predicates ({', '.join(DERIVED)}); "
                                "nothing to derive")
     loaded = time.perf_counter()
-    out = derive_atoms(mln, dbs, DeriveOptions(predicates=declared, venue_pairs=venue_pairs))
+    out = derive_atoms(mln, dbs, DeriveOptions(predicates=declared, venue_pairs=venue_pairs, match=match,
+                                                       min_fuzzy_length=min_fuzzy_length))
     counts = write_db(out, output)
     done = time.perf_counter()
     for name, n in counts.items():

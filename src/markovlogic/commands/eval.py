@@ -15,7 +15,8 @@ recall, F1, and for marginals AUC-PR and CLL). Pair and universe
 conventions, and the JSON written by ``--stats-json``, are documented in
 ``markovlogic.eval.compare``: ``precision``, ``recall``, ``f1`` (and
 ``auc_pr``, ``cll``; ``b3_f1``, ``muc_f1``, ``ceafe_f1``, ``pairwise_f1``
-with their precision and recall) of the first predicate at the top level,
+with their precision and recall, ``closure_pairwise_*`` after transitive
+closure, ``cluster_recall`` (true clusters output exactly)) of the first predicate at the top level,
 every predicate's figures under ``predicates``.
 """
 
@@ -78,9 +79,12 @@ def print_figures(figures: dict) -> None:
     for pred, f in figures["predicates"].items():
         if f["kind"] == "equivalence":
             rows = [("pairwise", "pairwise"), ("B-cubed", "b3"), ("MUC", "muc"), ("CEAF-e", "ceafe")]
+            if f["closure_pairwise_f1"] != f["pairwise_f1"] or f["closure_pairwise_recall"] != f["pairwise_recall"]:
+                rows.insert(1, ("pairwise, closed", "closure_pairwise"))
             for i, (label, key) in enumerate(rows):
                 table.add_row(pred if i == 0 else "", label,
                               *(f"{f[f'{key}_{m}']:.4f}" for m in ("precision", "recall", "f1")))
+            table.add_row("", "clusters exact", f"{f['cluster_precision']:.4f}", f"{f['cluster_recall']:.4f}", "")
             notes.append(f"{pred} (equivalence, from the {f['equivalence_from']}): {f['constants']} constants, "
                          f"{f['true_clusters']} true and {f['predicted_clusters']} predicted clusters; "
                          f"{f['pairs_predicted']} pairs predicted, {f['pairs_true']} true, {f['pairs_common']} both")

@@ -3,7 +3,7 @@
     mln learn -i prog.mln -t train.db[,more.db] -o learned.mln [--ne preds]
               [--method pll|perceptron|dn|scg|mira|samplerank|piecewise] [-g] [-d] [--multiple-databases]
               [--iterations N] [--prior-stddev S] [--seed N] [--trace FILE.csv] [--plot FILE.png]
-              [--samples N] [--final-samples N] [--expectations map|mcsat|exact]
+              [--samples N] [--final-samples N] [--average] [--expectations map|mcsat|exact]
               [--hidden PRED[,PRED]] [--em hard|soft]
               [--loss hamming|pairwise-f1|b3] [--update perceptron|mira|mira++] [--steps N] ...
 
@@ -57,6 +57,10 @@ def learn_command(
         None, "--samples", help="dn/scg (and perceptron with --expectations mcsat): MC-SAT samples per iteration (default 5)."),
     final_samples: Optional[int] = typer.Option(
         None, "--final-samples", help="dn/scg: grow the samples per iteration linearly from --samples to this at the last iteration."),
+    average: Optional[bool] = typer.Option(
+        None, "--average/--no-average",
+        help="dn/scg (and samplerank): return the mean of the weights over the second half of the iterations "
+             "(Polyak-Ruppert averaging of the sampled gradients' iterates) instead of the last."),
     expectations: Optional[str] = typer.Option(
         None, "--expectations", help="perceptron: expected counts from the MAP world (map, default), MC-SAT samples (mcsat) or enumeration (exact)."),
     init: Optional[str] = typer.Option(
@@ -128,7 +132,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, expectations=expectations, loss=loss, update=update, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:

@@ -56,6 +56,23 @@ is not preceded by punctuation in ``c`` (``!HasPunc(c,i)``) and is in ``c'``
 uses ``i`` as the position *before* the trigram, where the field boundary is to
 be introduced; we follow the rule, which is what the models use.
 
+**Token matching.** With ``match="exact"`` two tokens match when they are
+the same constant. ``match="fuzzy"`` (the default) is the thesis's
+preprocessing and matching (section 3.5.2): words are lower-cased and
+stemmed with Harman's (1991) S-stemmer ("simple stemming": ``-ies`` -> ``-y``,
+``-es`` -> ``-e``, ``-s`` dropped, with its exceptions; hyphens are already
+removed inside the token constants); two words match when their edit
+distance is at most one (only for words of at least ``min_fuzzy_length``
+characters: below that, one edit turns ``of`` into ``on`` and most numbers
+into each other, so short words must be equal); and a bigram matches the
+unigram formed by concatenating it: two adjacent tokens without punctuation
+between them whose concatenation is a word of the same evidence
+(``concept learning`` / ``conceptlearning``) are also read as one *unit*.
+Trigrams and end tokens above are then sequences of units, each a token or
+such a bigram, in every way the tokens allow (``in advances in`` and, where
+``inadvances`` is a word, ``inadvances in neural``); a string starts at its
+first unit's first position and ends at its last unit's last one.
+
 Inputs that cannot give these predicates are refused with an ``EvidenceError``:
 no ``Token`` evidence, a position holding two tokens, ``Next`` atoms that do not
 form chains, or a citation whose positions are not consecutive in ``Next``.
@@ -87,6 +104,9 @@ VENUE_KINDS: dict[str, str] = {
 }
 
 
+MATCHES = ("exact", "fuzzy")
+
+
 @dataclass
 class DeriveOptions:
     """Options of :func:`derive_citations` (``mln derive``).
@@ -96,12 +116,31 @@ class DeriveOptions:
     only pairs with a SimilarTitle atom, ``"auto"`` (``derive`` decides from the model).
     ``period``: the token constant of a period (initials are followed by it).
     ``venue_kinds``: venue keyword token -> kind, for SimilarVenue.
+    ``match``: ``"exact"`` or ``"fuzzy"`` token matching (module docstring);
+    ``min_fuzzy_length``: the shortest word matched within edit distance one.
     """
 
     predicates: tuple[str, ...] = DERIVED
     venue_pairs: str = "all"
     period: str = "TPERIOD"
     venue_kinds: dict[str, str] = field(default_factory=lambda: dict(VENUE_KINDS))
+    match: str = "fuzzy"
+    min_fuzzy_length: int = 4
+
+    def check(self) -> "DeriveOptions":
+        from ..errors import OptionError
+
+        unknown = set(self.predicates) - set(DERIVED)
+        if unknown:
+            raise OptionError(f"cannot derive {', '.join(sorted(unknown))}; derived predicates: {', '.join(DERIVED)}")
+        if self.venue_pairs not in ("all", "titled"):
+            raise OptionError(f"venue_pairs must be 'all' or 'titled', not {self.venue_pairs!r}")
+        if self.match not in MATCHES:
+            raise OptionError(f"match must be one of {', '.join(MATCHES)}, not {self.match!r}")
+        n = self.min_fuzzy_length
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise OptionError(f"min_fuzzy_length must be a positive integer, not {n!r}")
+        return self
 
 
 @dataclass
@@ -226,6 +265,111 @@ def _neighbours(t: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
+# ------------------------------------------------------------------ token matching
+
+def s_stem(word: str) -> str:
+    """Harman's S-stemmer (JASIS 1991): ``-ies`` -> ``-y`` (not ``-eies``,
+    ``-aies``), ``-es`` -> ``-e`` (not ``-aes``, ``-ees``, ``-oes``), ``-s`` dropped
+    (not ``-us``, ``-ss``); the first rule that applies wins."""
+    if len(word) > 3 and word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if len(word) > 2 and word.endswith("s") and not word.endswith(("us", "ss")):
+        return word[:-1]
+    return word
+
+
+def word_of(token: str) -> str:
+    """The lower-cased word of a token constant (``TLEARNING`` -> ``learning``)."""
+    return (token[1:] if len(token) > 1 and token[0] == "T" else token).lower()
+
+
+def within_one_edit(a: str, b: str) -> bool:
+    """Levenshtein distance of ``a`` and ``b`` at most one."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la > lb:
+        a, b, la, lb = b, a, lb, la
+    i = 0
+    while i < la and a[i] == b[i]:
+        i += 1
+    return a[i + 1:] == b[i + 1:] if la == lb else a[i:] == b[i + 1:]
+
+
+def fuzzy_pairs(keys: np.ndarray, min_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """All ordered pairs ``(x, y)`` of indices into ``keys`` (unique words) that
+    match: equal, or both at least ``min_length`` long and one edit apart.
+    Candidates share a one-deletion variant (Garbe's symmetric delete), then
+    are verified; the work is per distinct word, not per token."""
+    n = len(keys)
+    ids = np.arange(n)
+    variants: dict[str, list[int]] = defaultdict(list)
+    for k, w in enumerate(keys):
+        if len(w) < min_length:
+            continue
+        variants[w].append(k)
+        for d in {w[:j] + w[j + 1:] for j in range(len(w))}:
+            variants[d].append(k)
+    xs, ys = [ids], [ids]
+    seen: set[tuple[int, int]] = set()
+    for group in variants.values():
+        if len(group) < 2:
+            continue
+        for a in group:
+            for b in group:
+                if a < b and (a, b) not in seen:
+                    seen.add((a, b))
+                    if len(keys[a]) >= min_length and len(keys[b]) >= min_length and within_one_edit(keys[a], keys[b]):
+                        xs += [np.array([a, b])]
+                        ys += [np.array([b, a])]
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def units_table(t: pd.DataFrame, options: "DeriveOptions") -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The units strings are read over (module docstring): one row per unit,
+    columns first, last (token indices into ``t``), key; the units ``0..n-1``
+    are the tokens themselves, then (fuzzy matching) one unit per bigram
+    whose concatenation is a word of the evidence. Also, for fuzzy matching,
+    the table of matching keys (columns ``x``, ``y``, both orders, every key
+    with itself); None for exact matching."""
+    n = len(t)
+    idx = np.arange(n)
+    if options.match == "exact":
+        return pd.DataFrame({"first": idx, "last": idx, "key": t["token"].to_numpy()}), None
+    words = np.array([word_of(w) for w in t["token"].to_numpy()], dtype=object)
+    bib = t["bib"].to_numpy()
+    punc = t["punc"].to_numpy()
+    vocab = set(words.tolist())
+    cand = np.zeros(n, bool)
+    if n > 1:
+        cat = words[:-1] + words[1:]
+        cand[:-1] = (bib[:-1] == bib[1:]) & ~punc[:-1] & np.fromiter((c in vocab for c in cat), bool, n - 1)
+    pair = idx[cand]
+    first = np.r_[idx, pair]
+    last = np.r_[idx, pair + 1]
+    raw = np.r_[words, words[pair] + words[pair + 1]] if pair.size else words
+    stems = {w: s_stem(w) for w in set(raw.tolist())}
+    keys = np.array([stems[w] for w in raw], dtype=object)
+    u = pd.DataFrame({"first": first, "last": last, "key": keys})
+    uniq = np.array(sorted(set(keys.tolist())), dtype=object)
+    x, y = fuzzy_pairs(uniq, options.min_fuzzy_length)
+    return u, pd.DataFrame({"x": uniq[x], "y": uniq[y]})
+
+
+def _expand(left: pd.DataFrame, columns: list[str], matches: pd.DataFrame | None) -> pd.DataFrame:
+    """``left`` with each key column replaced by every key that matches it
+    (one row per combination); unchanged for exact matching."""
+    if matches is None:
+        return left
+    for c in columns:
+        left = left.merge(matches.rename(columns={"x": c}), on=c).drop(columns=c).rename(columns={"y": c})
+    return left
+
+
 def _runs(t: pd.DataFrame) -> np.ndarray:
     """For each token, the last index of its title-like run (positions not
     excluded, no punctuation before the run's last token); -1 if excluded."""
@@ -243,62 +387,109 @@ def _runs(t: pd.DataFrame) -> np.ndarray:
     return np.where(ok, end, -1)
 
 
-def trigram_starts(t: pd.DataFrame) -> pd.DataFrame:
-    """Title-like trigram starts: index k with k..k+2 in one title-like run."""
+def _following(units: np.ndarray, first: np.ndarray, last: np.ndarray, starting: tuple[np.ndarray, ...],
+               n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (row, unit) of each unit in ``units`` with every unit that starts
+    right after it (``starting[j][p]``: the j-th unit starting at token p, or -1)."""
+    p = last[units] + 1
+    rows, nxt = [], []
+    ok = p < n
+    for table in starting:
+        cand = np.full(len(units), -1)
+        cand[ok] = table[p[ok]]
+        keep = cand >= 0
+        rows.append(np.flatnonzero(keep))
+        nxt.append(cand[keep])
+    return np.concatenate(rows), np.concatenate(nxt)
+
+
+def trigram_starts(t: pd.DataFrame, u: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Title-like trigrams: three consecutive units inside one title-like run.
+    Columns: start (token index of the first unit's first token), third
+    (unit id of the third unit), bib, t0, t1, t2 (keys), end (the run's last
+    token), pre, has_prev (of the start token)."""
+    n = len(t)
+    if u is None:
+        u = pd.DataFrame({"first": np.arange(n), "last": np.arange(n), "key": t["token"].to_numpy()})
+    first, last, key = u["first"].to_numpy(), u["last"].to_numpy(), u["key"].to_numpy()
     end = _runs(t)
-    idx = np.arange(len(t))
-    ok = (end >= 0) & (end - idx >= 2)
-    tok = t["token"].to_numpy()
-    k = idx[ok]
-    out = pd.DataFrame({
-        "k": k,
-        "bib": t["bib"].to_numpy()[k],
-        "t0": tok[k], "t1": tok[k + 1], "t2": tok[k + 2],
-        "end": end[k],
-        "pre": t["pre"].to_numpy()[k],
-        "has_prev": t["has_prev"].to_numpy()[k],
+    single = np.arange(n)                           # units 0..n-1 are the tokens
+    merged = np.full(n, -1)
+    merged[first[n:]] = np.arange(n, len(u))       # the bigram unit starting at a token
+    starting = (single, merged) if len(u) > n else (single,)
+    u0 = np.flatnonzero(end[first] >= 0)
+    r1, u1 = _following(u0, first, last, starting, n)
+    u0 = u0[r1]
+    r2, u2 = _following(u1, first, last, starting, n)
+    u0, u1 = u0[r2], u1[r2]
+    ok = end[first[u0]] >= last[u2]               # the three units inside one title-like run
+    u0, u1, u2 = u0[ok], u1[ok], u2[ok]
+    k = first[u0]
+    return pd.DataFrame({
+        "start": k, "third": u2, "bib": t["bib"].to_numpy()[k],
+        "t0": key[u0], "t1": key[u1], "t2": key[u2],
+        "end": end[k], "pre": t["pre"].to_numpy()[k], "has_prev": t["has_prev"].to_numpy()[k],
     })
-    return out
 
 
-def similar_title(t: pd.DataFrame, starts: pd.DataFrame) -> pd.DataFrame:
-    """SimilarTitle as rows of token indices (k1, e1, k2, e2), both orders."""
+def similar_title(t: pd.DataFrame, starts: pd.DataFrame, matches: pd.DataFrame | None = None,
+                  u: pd.DataFrame | None = None) -> pd.DataFrame:
+    """SimilarTitle as rows of token indices (k1, e1, k2, e2), both orders:
+    a string is a trigram and an end unit (its third unit, or a unit after it
+    inside the run)."""
+    n = len(t)
+    if u is None:
+        u = pd.DataFrame({"first": np.arange(n), "last": np.arange(n), "key": t["token"].to_numpy()})
+    first, last, key = u["first"].to_numpy(), u["last"].to_numpy(), u["key"].to_numpy()
     punc = t["punc"].to_numpy()
-    tok = t["token"].to_numpy()
-    # every title-like span k..e (e from k+2 to the run's end)
-    lens = (starts["end"] - starts["k"] - 1).to_numpy()          # number of ends per start
+    third = starts["third"].to_numpy()
+    after = last[third] + 1                        # end units start at a token in after..end
+    lens = np.maximum(starts["end"].to_numpy() - after + 1, 0)
     rep = np.repeat(np.arange(len(starts)), lens)
-    first = np.repeat(np.cumsum(lens) - lens, lens)
-    e = starts["k"].to_numpy()[rep] + 2 + (np.arange(rep.size) - first)
+    offset = np.arange(rep.size) - np.repeat(np.cumsum(lens) - lens, lens)
+    tok_start = after[rep] + offset                # a token after the trigram, inside the run
+    end_units = [np.arange(len(starts)), rep]      # the third unit itself; single tokens after it
+    end_ids = [third, tok_start]
+    if len(u) > n:                                 # bigram units after the trigram, inside the run
+        merged = np.full(n, -1)
+        merged[first[n:]] = np.arange(n, len(u))
+        m = merged[tok_start]
+        keep = (m >= 0) & (last[np.maximum(m, 0)] <= starts["end"].to_numpy()[rep])
+        end_units.append(rep[keep])
+        end_ids.append(m[keep])
+    rows = np.concatenate(end_units)
+    ue = np.concatenate(end_ids)
+    e = last[ue]
+    col = lambda c: starts[c].to_numpy()[rows]     # noqa: E731
     spans = pd.DataFrame({
-        "k": starts["k"].to_numpy()[rep], "e": e, "bib": starts["bib"].to_numpy()[rep],
-        "t0": starts["t0"].to_numpy()[rep], "t1": starts["t1"].to_numpy()[rep],
-        "t2": starts["t2"].to_numpy()[rep], "last": tok[e] if e.size else np.array([], object),
-        "pre": starts["pre"].to_numpy()[rep], "post": punc[e] if e.size else np.array([], bool),
+        "k": col("start"), "e": e, "bib": col("bib"), "t0": col("t0"), "t1": col("t1"), "t2": col("t2"),
+        "last": key[ue], "pre": col("pre"), "post": punc[e] if e.size else np.array([], bool),
     })
     keys = ["t0", "t1", "t2", "last"]
     cols = ["k", "e", "bib"]
     # (pre or pre') and (post or post'): one side has both, or one has pre and the other post
     both = spans[spans.pre & spans.post]
     parts = [
-        both[keys + cols].merge(spans[keys + cols], on=keys, suffixes=("1", "2")),
-        spans.loc[spans.pre, keys + cols].merge(spans.loc[spans.post, keys + cols], on=keys, suffixes=("1", "2")),
+        _expand(both[keys + cols], keys, matches).merge(spans[keys + cols], on=keys, suffixes=("1", "2")),
+        _expand(spans.loc[spans.pre, keys + cols], keys, matches).merge(
+            spans.loc[spans.post, keys + cols], on=keys, suffixes=("1", "2")),
     ]
     pairs = pd.concat(parts, ignore_index=True)
     pairs = pairs[pairs.bib1 != pairs.bib2]
-    a = pairs[["k1", "e1", "k2", "e2"]].to_numpy()
+    a = pairs[["k1", "e1", "k2", "e2"]].to_numpy(np.int64)
     allp = np.vstack([a, a[:, [2, 3, 0, 1]]]) if a.size else a.reshape(0, 4)
     return pd.DataFrame(np.unique(allp, axis=0) if allp.size else allp, columns=["k1", "e1", "k2", "e2"])
 
 
-def jnt_inf_candidate(t: pd.DataFrame, starts: pd.DataFrame) -> pd.DataFrame:
+def jnt_inf_candidate(t: pd.DataFrame, starts: pd.DataFrame, matches: pd.DataFrame | None = None) -> pd.DataFrame:
     """JntInfCandidate as rows (k, bib2): k the token index before the trigram in c."""
     keys = ["t0", "t1", "t2"]
     left = starts[starts.has_prev & ~starts.pre]
     right = starts[starts.pre]
-    m = left[keys + ["k", "bib"]].merge(right[keys + ["bib"]], on=keys, suffixes=("", "2"))
+    m = _expand(left[keys + ["start", "bib"]], keys, matches).merge(right[keys + ["bib"]], on=keys,
+                                                                   suffixes=("", "2"))
     m = m[m.bib != m.bib2]
-    out = pd.DataFrame({"k": m["k"].to_numpy() - 1, "bib2": m["bib2"].to_numpy()})
+    out = pd.DataFrame({"k": m["start"].to_numpy() - 1, "bib2": m["bib2"].to_numpy()})
     return out.drop_duplicates().reset_index(drop=True)
 
 
@@ -333,26 +524,18 @@ def derive_citations(atoms: dict[str, list[tuple[str, ...]]], options: DeriveOpt
                      ) -> dict[str, list[tuple[str, ...]]]:
     """The derived predicates from evidence atoms grouped by predicate
     (``{"Token": [(token, position, bib), ...], ...}``): predicate -> true atoms' arguments."""
-    options = options or DeriveOptions()
-    unknown = set(options.predicates) - set(DERIVED)
-    if unknown:
-        from ..errors import OptionError
-
-        raise OptionError(f"cannot derive {', '.join(sorted(unknown))}; derived predicates: {', '.join(DERIVED)}")
-    if options.venue_pairs not in ("all", "titled"):
-        from ..errors import OptionError
-
-        raise OptionError(f"venue_pairs must be 'all' or 'titled', not {options.venue_pairs!r}")
+    options = (options or DeriveOptions()).check()
     pos = positions_table(atoms, options.period)
     t = _neighbours(pos.table)
-    starts = trigram_starts(t)
+    u, matches = units_table(t, options)
+    starts = trigram_starts(t, u)
     bib = t["bib"].to_numpy()
     name = t["pos"].to_numpy()
     out: dict[str, list[tuple[str, ...]]] = {}
     st = None
     if TITLE_PREDICATE in options.predicates or (
             VENUE_PREDICATE in options.predicates and options.venue_pairs == "titled"):
-        st = similar_title(t, starts)
+        st = similar_title(t, starts, matches, u)
     if TITLE_PREDICATE in options.predicates:
         k1, e1, k2, e2 = (st[c].to_numpy() for c in ("k1", "e1", "k2", "e2"))
         out[TITLE_PREDICATE] = list(zip(bib[k1], name[k1], name[e1], bib[k2], name[k2], name[e2]))
@@ -363,7 +546,7 @@ def derive_citations(atoms: dict[str, list[tuple[str, ...]]], options: DeriveOpt
         sv = similar_venue(t, options.venue_kinds, pairs)
         out[VENUE_PREDICATE] = list(zip(sv["bib1"], sv["bib2"]))
     if JIC_PREDICATE in options.predicates:
-        j = jnt_inf_candidate(t, starts)
+        j = jnt_inf_candidate(t, starts, matches)
         k = j["k"].to_numpy()
         out[JIC_PREDICATE] = list(zip(bib[k], name[k], j["bib2"]))
     return out

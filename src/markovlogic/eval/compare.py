@@ -33,7 +33,13 @@ a clusters file always are.
   the result (for ``-a`` and marginals every listed atom, for a clusters file
   every member). A constant in no pair is a singleton; singletons count in
   B-cubed and CEAF-e (MUC ignores them). Figures ``b3_*``, ``muc_*``,
-  ``ceafe_*`` (precision, recall, f1 each).
+  ``ceafe_*`` (precision, recall, f1 each); ``closure_pairwise_*``, the
+  pairwise figures of the clusters (the result's pairs after transitive
+  closure; equal to ``pairwise_*`` when the result is closed);
+  ``cluster_recall``, the fraction of true clusters that are predicted
+  exactly (Poon & Domingos' measure; singletons count), and
+  ``cluster_precision``, the fraction of predicted clusters that are true
+  ones (``clusters_exact`` of them).
 
 The output of :func:`evaluate` (the JSON of ``mln eval --stats-json``)::
 
@@ -44,6 +50,8 @@ The output of :func:`evaluate` (the JSON of ``mln eval --stats-json``)::
                                 "pairwise_precision": .., "pairwise_recall": .., "pairwise_f1": ..,
                                 "b3_precision": .., "b3_recall": .., "b3_f1": ..,
                                 "muc_precision": .., ..., "ceafe_f1": ..,
+                                "closure_pairwise_precision": .., ..., "closure_pairwise_f1": ..,
+                                "cluster_recall": .., "cluster_precision": .., "clusters_exact": ..,
                                 "auc_pr": .., "cll": ..,            (marginals only)
                                 "constants": .., "true_clusters": .., "predicted_clusters": ..,
                                 "pairs_true": .., "pairs_predicted": .., "pairs_common": ..,

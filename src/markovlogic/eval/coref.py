@@ -31,6 +31,11 @@ ratios are 0):
   each is solved by ``scipy.optimize.linear_sum_assignment`` (a component too
   large for a dense matrix by the sparse
   ``scipy.sparse.csgraph.min_weight_full_bipartite_matching``).
+- :func:`cluster_recall` (the measure of Poon & Domingos 2007 and of the
+  CiteSeer citation-matching papers before them): the fraction of true
+  clusters that the predicted clustering contains exactly (same members,
+  nothing more), singletons included; with pairs, after transitive closure
+  (connected components). :func:`cluster_precision` swaps the roles.
 
 Everything runs on the contingency table of the two clusterings (its
 non-zero cells, at most ``n``), with numpy; 10^5 mentions take milliseconds.
@@ -266,12 +271,33 @@ def _best_alignment(ri: np.ndarray, ci: np.ndarray, phi: np.ndarray, n_rows: int
     return float(np.sum(2.0 - np.asarray(matrix[r[real], k[real]]).ravel()))
 
 
+def exact_clusters(predicted, truth) -> int:
+    """Number of true clusters that are also predicted clusters (same members)."""
+    c = contingency(predicted, truth)
+    exact = (c.count == c.true_size[c.true_of_cell]) & (c.count == c.pred_size[c.pred_of_cell])
+    return int(np.count_nonzero(exact))
+
+
+def cluster_recall(predicted, truth) -> float:
+    """Fraction of the true clusters output exactly (see the module docstring)."""
+    n_true = len(np.unique(np.asarray(truth).ravel()))
+    return ratio(exact_clusters(predicted, truth), n_true)
+
+
+def cluster_precision(predicted, truth) -> float:
+    """Fraction of the predicted clusters that are true clusters."""
+    n_pred = len(np.unique(np.asarray(predicted).ravel()))
+    return ratio(exact_clusters(predicted, truth), n_pred)
+
+
 def coreference_scores(predicted, truth, predicted_pairs: Pairs | None = None,
                        true_pairs: Pairs | None = None) -> dict[str, float]:
     """Every metric of this module as a flat dict (``pairwise_precision``, ...,
-    ``b3_f1``, ``muc_*``, ``ceafe_*``). ``predicted`` and ``truth`` are
-    clusterings; the pairwise figures compare ``predicted_pairs`` /
-    ``true_pairs`` when given (pair sets as given), else the clusterings."""
+    ``b3_f1``, ``muc_*``, ``ceafe_*``, ``cluster_recall``, ``cluster_precision``).
+    ``predicted`` and ``truth`` are clusterings; the pairwise figures compare
+    ``predicted_pairs`` / ``true_pairs`` when given (pair sets as given), else
+    the clusterings; ``closure_pairwise_*`` always compare the clusterings
+    (the pairs after transitive closure)."""
     out: dict[str, float] = {}
     common, n_pred, n_true = pair_counts(predicted if predicted_pairs is None else predicted_pairs,
                                          truth if true_pairs is None else true_pairs)
@@ -281,7 +307,16 @@ def coreference_scores(predicted, truth, predicted_pairs: Pairs | None = None,
         "muc": muc(predicted, truth),
         "ceafe": ceaf_e(predicted, truth),
     }
+    if predicted_pairs is None and true_pairs is None:
+        figures["closure_pairwise"] = figures["pairwise"]
+    else:
+        figures["closure_pairwise"] = pairwise(predicted, truth)
     for name, prf in figures.items():
         out[f"{name}_precision"], out[f"{name}_recall"], out[f"{name}_f1"] = prf
-    out.update(pairs_common=common, pairs_predicted=n_pred, pairs_true=n_true)
+    exact = exact_clusters(predicted, truth)
+    n_true_clusters = len(np.unique(np.asarray(truth).ravel()))
+    n_pred_clusters = len(np.unique(np.asarray(predicted).ravel()))
+    out.update(pairs_common=common, pairs_predicted=n_pred, pairs_true=n_true,
+               cluster_recall=ratio(exact, n_true_clusters), cluster_precision=ratio(exact, n_pred_clusters),
+               clusters_exact=exact)
     return out
