@@ -513,3 +513,15 @@ def test_format_with_binding_for_plus_weights():
     assert format_clause(t) == "!Lives(x,+c) v EXIST y (Friends(x,y) ^ Lives(y,+c))"
     assert format_clause(t, {"c": "Rome"}) == "!Lives(x,Rome) v EXIST y (Friends(x,y) ^ Lives(y,Rome))"
     assert format_template(t, {"c": "Rome", "y": "Anna"}).endswith("EXIST y (Friends(x,y) ^ Lives(y,Rome))")
+
+
+def test_plus_variable_removed_by_simplification_keeps_its_type():
+    """``Exist i (P(+x) ^ i < i)`` simplifies to false and takes ``x`` with
+    it; the per-constant templates still range over x's type (was an
+    internal KeyError, found by test_lazy_infer's property test)."""
+    from markovlogic import MLN
+    from markovlogic.logic.cnf import compile_mln
+
+    mln = MLN.from_string("t = {A, B}\nn = {1, 2, 3}\nP(t)\nS(n)\n1.5 S(i) => Exist i (P(+x) ^ i < i)\n", "t.mln")
+    templates = compile_mln(mln)
+    assert templates and all(dict(t.var_types).get("x") == "t" for t in templates)

@@ -456,6 +456,10 @@ def _compile_formula(
             for p in plus:
                 if p not in names:
                     names.append(p)
+            if any(v not in types for v in names):
+                # a + variable that simplification removed (``Exist i (P(+x) ^ i < i)``):
+                # its type comes from the formula as written
+                types = {**infer_variable_types(formula, mln, formula_pos=decl.pos), **types}
             var_types = tuple(sorted((v, types[v]) for v in names))
             weight = None if (decl.hard or decl.weight is None) else decl.weight * scale
             result.templates.append(
