@@ -60,6 +60,20 @@ def test_ray_map_has_the_local_optimum_cost(cluster, name):
     assert remote.cost == pytest.approx(local.cost, abs=1e-6)
 
 
+
+def test_ray_splits_a_large_template_by_rows_with_the_same_optimum(cluster, monkeypatch):
+    """Every template counted as large: each is ground as two disjoint row
+    ranges on the two workers; the optimum cost is the local one."""
+    from markovlogic.distributed import infer as dinfer
+
+    monkeypatch.setattr(dinfer, "SPLIT_MIN_ROWS", 0)
+    mln, dbs, queries = _load("class")
+    remote = api.map_inference(mln, dbs, queries, method="ilp", ray_address="auto")
+    local = api.map_inference(mln, dbs, queries, method="ilp", threads=1)
+    assert remote.optimal and local.optimal
+    assert remote.stats["split_templates"] > 0
+    assert remote.cost == pytest.approx(local.cost, abs=1e-6)
+
 def test_ray_maxwalksat_on_class(cluster):
     mln, dbs, queries = _load("class")
     remote = api.map_inference(mln, dbs, queries, method="maxwalksat", ray_address="auto", seed=3)

@@ -140,3 +140,42 @@ def test_solver_arrays_of_a_ground_network_skip_normalising_and_are_the_same(nam
             assert a.dtype == b.dtype and np.array_equal(a, b), field
         else:
             assert a == b, field
+
+
+def test_row_parts_of_a_template_ground_the_template_between_them():
+    """``Grounder.row_parts``: the parts of each template's rows, ground by
+    separate grounders (as grounding workers do), hold the clauses of the
+    whole grounding between them, and the evidence constant once."""
+    from collections import Counter
+
+    from markovlogic import MLN, Database
+    from markovlogic.ground.grounder import Grounder
+    from markovlogic.lang.parser import parse_queries
+
+    mln = MLN.from_string("P(t)\nQ(t)\nR(t, t)\n1.5 P(x) ^ R(x, y) => Q(y)\n-0.5 P(x) v Q(x)\n", "m.mln")
+    db = Database.from_string("\n".join(f"R(C{i}, C{(i * 7) % 23})" for i in range(23)) + "\nP(C1)\n!Q(C3)\n",
+                              "m.db", mln=mln)
+
+    def clauses(g):
+        out: list = []
+        net = g.network(closure=False, clauses_out=out)
+        gc = out[0]
+        cs = np.asarray(gc.clause_start)
+        names = [net.atom_name(int(a)) if a < net.n_atoms else str(a) for a in np.asarray(gc.lit_atom)]
+        pos = np.asarray(gc.lit_positive)
+        return Counter(tuple(sorted((names[j], bool(pos[j])) for j in range(cs[c], cs[c + 1])))
+                       for c in range(len(cs) - 1)), net.stats.get("evidence_constant")
+
+    queries = parse_queries("P,Q", mln)
+    whole, constant = clauses(Grounder(mln, [db], queries))
+    parts, constants = Counter(), 0.0
+    for k in range(3):
+        g = Grounder(mln, [db], queries)
+        g.row_parts = {i: ((k,), 3) for i in range(len(g.templates))}
+        c, e = clauses(g)
+        parts += c
+        constants += e or 0.0
+    assert sum(parts.values()) == sum(whole.values())
+    assert set(parts) == set(whole)
+    if constant is not None:
+        assert constants == pytest.approx(constant)

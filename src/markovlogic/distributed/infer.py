@@ -5,15 +5,19 @@ solved on the workers, the driver merging worlds.
    the exactly-one blocks (so that their atoms are registered before the
    workers start) and shares the store as Parquet files
    (:mod:`.store`).
-2. **Grounding, partitioned by template.** The clause templates are dealt to
-   ``P`` parts of about equal size (their groundings counted in SQL, largest
-   first to the lightest part); one Ray task per part grounds its templates
-   from the shared store (``Grounder.network(template_ids=...)``) and writes
-   its ground clauses as two Parquet files (literals; clause weights), over
-   the registry's atom ids. It returns only atom-level summaries: a spanning
-   forest of its part's connected components (one edge per atom), the
-   literals per atom, and the atoms it registered itself (an atom no query
-   and no block named: the driver gives it a global id).
+2. **Grounding, partitioned by template and by rows.** The clause
+   templates are counted in SQL; a large one is split into one disjoint
+   query per worker by a hash of its first output column (the constant of a
+   join variable or argument, :func:`work_units`). The units are dealt to
+   ``P`` parts of about equal size (largest first to the lightest part);
+   one Ray task per part grounds its units from the shared store
+   (``Grounder.network(template_ids=...)`` with ``Grounder.row_parts``) and
+   writes its ground clauses as two Parquet files (literals; clause
+   weights), over the registry's atom ids. It returns only atom-level
+   summaries: a spanning forest of its part's connected components (one
+   edge per atom), the literals per atom, and the atoms it registered
+   itself (an atom no query and no block named: the driver gives it a
+   global id).
 3. **Components.** The driver joins the forests and the blocks into the
    connected components of the whole network (scipy), keeps those that
    contain a query atom (Alchemy's and Tuffy's closure), and packs them into
@@ -27,11 +31,12 @@ solved on the workers, the driver merging worlds.
 
 No process holds the whole ground network: the driver holds the evidence
 and atom-level arrays, a grounding task one part's clauses, a solving task
-one group's. Clauses that two templates ground identically stay two clauses
+one group's. Clauses that two templates (or two parts of one) ground identically stay two clauses
 (the serial grounder merges them): the same distribution, a score that
 differs by a constant, the same MAP worlds. Partitioning a single template
-by ranges of a join variable is not done: a model of one huge template gets
-no parallel grounding (its solving is still split by component).
+by ranges of its rows is done for large templates (:func:`work_units`: a
+hash of the first output column, a join variable's or an argument's
+constant, splits its rows into one disjoint query per worker).
 """
 
 from __future__ import annotations
@@ -78,14 +83,22 @@ def _write_parquet(con, name: str, columns: dict, path: str) -> None:
         con.unregister(name)
 
 
-def ground_part(shared: SharedStore, template_ids: list[int], folder: str, index: int) -> PartSummary:
-    """Ray task: ground ``template_ids`` from the shared store into Parquet."""
+def ground_part(shared: SharedStore, units: list[tuple[int, int, int]], folder: str, index: int) -> PartSummary:
+    """Ray task: ground its units of work from the shared store into
+    Parquet. A unit is ``(template, k, P)``: part ``k`` of ``P`` of the
+    template's rows (``P`` = 1: the whole template; see :func:`work_units`)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     t0 = time.perf_counter()
     g = open_grounder(shared)
     try:
+        template_ids = list(dict.fromkeys(int(i) for i, _, _ in units))
+        for i in template_ids:
+            ks = tuple(int(k) for j, k, _ in units if j == i)
+            n_parts = max(int(p) for j, _, p in units if j == i)
+            if n_parts > 1 and len(ks) < n_parts:
+                g.row_parts[i] = (ks, n_parts)
         out: list = []
         g.network(template_ids=template_ids, closure=False, clauses_out=out)
         gc = out[0]
@@ -130,6 +143,29 @@ def ground_part(shared: SharedStore, template_ids: list[int], folder: str, index
 
 # ---------------------------------------------------------------- the plan
 
+# a template is split by ranges of its rows (a hash of its first column, the
+# first join variable's or argument's constant) when its groundings exceed
+# both this and 1/(2 x workers) of the model's: one huge template (a
+# transitivity, a pair rule over every pair) then grounds on every worker
+SPLIT_MIN_ROWS = 100_000
+
+
+def work_units(sizes: np.ndarray, splittable: np.ndarray, workers: int,
+               min_rows: float = SPLIT_MIN_ROWS) -> tuple[list[tuple[int, int, int]], np.ndarray]:
+    """The grounding's units of work, ``(template, k, P)``, and their
+    estimated rows: each template whole (``P`` = 1), or, for a large one
+    without existential groups (``splittable``), ``P`` = ``workers`` parts
+    of its rows (:meth:`~markovlogic.ground.grounder.Grounder.part_sql`)."""
+    total = float(np.sum(sizes))
+    units, est = [], []
+    for i, n in enumerate(np.asarray(sizes, dtype=np.float64)):
+        p = workers if (workers > 1 and splittable[i] and n > max(min_rows, total / (2.0 * workers))) else 1
+        for k in range(p):
+            units.append((i, k, p))
+            est.append(n / p)
+    return units, np.asarray(est, dtype=np.float64)
+
+
 @dataclass
 class Plan:
     """The driver's view after grounding: parts on disk, atom-level arrays."""
@@ -155,7 +191,7 @@ def _global(local: np.ndarray, base: int, remap: np.ndarray) -> np.ndarray:
 
 
 def plan_grounding(mln, dbs, queries, *, closed, open_, db_path, workers: int, folder: Path,
-                   executor: RayExecutor) -> Plan:
+                   executor: RayExecutor, split_min_rows: float | None = None) -> Plan:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -168,12 +204,14 @@ def plan_grounding(mln, dbs, queries, *, closed, open_, db_path, workers: int, f
     base = shared.n_registered
     sizes = np.array([float(g.count_groundings(i)) for i in range(len(g.templates))])
     t_store = time.perf_counter() - t0
-    template_part = balance(sizes + 1.0, workers)
-    n_parts = int(template_part.max()) + 1 if len(template_part) else 0
+    splittable = np.array([not t.exists for t in g.templates], dtype=bool)
+    units, est = work_units(sizes, splittable, workers, SPLIT_MIN_ROWS if split_min_rows is None else split_min_rows)
+    unit_part = balance(est + 1.0, workers)
+    n_parts = int(unit_part.max()) + 1 if len(unit_part) else 0
     import ray
 
     shared_ref = ray.put(shared)
-    parts = executor.map(ground_part, [(shared_ref, np.flatnonzero(template_part == p).tolist(), str(folder), p)
+    parts = executor.map(ground_part, [(shared_ref, [units[u] for u in np.flatnonzero(unit_part == p)], str(folder), p)
                                        for p in range(n_parts)])
     t_parts = time.perf_counter() - t0 - t_store
     # atoms registered by the tasks get global ids in the driver's registry
@@ -232,7 +270,8 @@ def plan_grounding(mln, dbs, queries, *, closed, open_, db_path, workers: int, f
         members = np.concatenate([block_atoms[block_start[b]:block_start[b + 1]] for b in sel]) if len(sel) \
             else np.zeros(0, np.int64)
         group_blocks.append((start, np.asarray(members, dtype=np.int64)))
-    stats = {"ground_parts": n_parts, "ray_groups": n_groups, "ground_clauses": int(sum(p.n_clauses for p in parts)),
+    stats = {"ground_parts": n_parts, "split_templates": int(sum(1 for _, k, p in units if p > 1 and k == 0)),
+             "ray_groups": n_groups, "ground_clauses": int(sum(p.n_clauses for p in parts)),
              "ground_literals": int(sum(p.n_literals for p in parts)), "store_seconds": round(t_store, 3),
              "parts_seconds": round(t_parts, 3),
              "part_ground_seconds_max": round(max((p.seconds for p in parts), default=0.0), 3)}

@@ -154,6 +154,11 @@ class Grounder:
         self.truth_closed_world = truth_closed_world
         self.query_truth = bool(truth_closed_world if query_truth is None else query_truth)
         self.max_clauses = max_clauses
+        # template id -> (ks, parts): ground only parts ks of that template's rows
+        # (split by a hash of its first output column, :meth:`part_sql`): the
+        # units of work of a template split across grounding workers
+        # (distributed/infer.py); the template's evidence constant goes with part 0
+        self.row_parts: dict[int, tuple[tuple[int, ...], int]] = {}
         from ..resources import memory_budget, parse_size
 
         self.memory_limit = parse_size(memory_limit) if memory_limit is not None else memory_budget()
@@ -433,7 +438,7 @@ class Grounder:
         remaining = self.memory_limit - self.bytes_used
         for i in ids:
             t = self.templates[i]
-            if t.exists:
+            if t.exists or i in self.row_parts:
                 continue
             q = self._query(i)
             if q.empty:
@@ -488,6 +493,8 @@ class Grounder:
         self._check_budget(i, q, used)
         coef = self.params.coefficient(t)
         if not q.literals and not t.plus_vars:       # every grounding is false by evidence: count them
+            if 0 not in self.row_parts.get(i, ((0,), 1))[0]:
+                return None, info                   # counted once, by part 0
             n = self._count(q.sql)
             info["rows"] = n
             if n == 0:
@@ -500,8 +507,12 @@ class Grounder:
         acc = TemplateRows(self.registry, q, plus_cols)
         remaining = self.memory_limit - self.bytes_used
         per_row = self._row_bytes(i)
-        for k in range(max(1, int(parts))):
-            part = acc if k == 0 else TemplateRows(self.registry, q, plus_cols)
+        ks = range(max(1, int(parts)))
+        if i in self.row_parts:
+            only, parts = self.row_parts[i]
+            ks = sorted(only)
+        for k in ks:
+            part = acc if k == ks[0] else TemplateRows(self.registry, q, plus_cols)
             for cols in fetch_chunks(self.store.con, self.part_sql(q, k, parts)):
                 part.add(cols)
                 if (acc.live + (part.live if part is not acc else 0)) * per_row > remaining:
@@ -762,6 +773,8 @@ class Grounder:
                 if pos % PREFETCH == 0:
                     prefetched = self._prefetch(iterator[pos:pos + PREFETCH])
                 pre = prefetched.pop(i, None)
+                if i in self.row_parts and self.templates[i].exists:
+                    raise ValueError(f"template {i} has existential groups: its rows cannot be split")
                 if pre is None and not self.templates[i].exists:
                     r, info = self.stream_template(i, used)
                 else:
@@ -776,6 +789,8 @@ class Grounder:
                 t = self.templates[i]
                 if not t.hard:
                     total = self.count_groundings(i)
+                    if i in self.row_parts and 0 not in self.row_parts[i][0]:
+                        total = 0       # the template's whole count goes with its part 0
                     sat = total - info["rows"] + info["satisfied_by_groups"]
                     w = self.params.initial_value(t) * self.params.coefficient(t)
                     constant += w * sat
