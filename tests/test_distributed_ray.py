@@ -115,3 +115,25 @@ def test_unreachable_or_bad_address_exits_2_fast(address):
     assert time.perf_counter() - start < 30
     assert "Traceback" not in out.stderr
     assert "ray" in out.stderr.lower()
+
+
+def test_ray_replicas_of_a_dominant_group(cluster):
+    """tuffy cse is one component: with two workers its MaxWalkSAT tries and
+    MC-SAT samples are dealt to two replicas; the answers stay those of the
+    local path (the MaxWalkSAT optimum the ILP proves; marginals within
+    sampling noise)."""
+    mln, dbs, queries = _load("cse")
+    remote = api.map_inference(mln, dbs, queries, method="maxwalksat", ray_address="auto", ray_workers=2, seed=1)
+    exact = api.map_inference(mln, dbs, queries, method="ilp", threads=1)
+    assert remote.stats["replicas"] == 2
+    assert remote.hard_violated == 0 and remote.cost <= exact.cost + 1.0
+    m = api.marginal_inference(mln, dbs, queries, method="mcsat", ray_address="auto", ray_workers=2, seed=1,
+                               samples=400)
+    assert m.stats["replicas"] == 2 and m.samples == 400
+    a = api.marginal_inference(mln, dbs, queries, method="mcsat", threads=1, samples=400, seed=1).as_dict()
+    b = api.marginal_inference(mln, dbs, queries, method="mcsat", threads=1, samples=400, seed=2).as_dict()
+    r = m.as_dict()
+    assert set(r) == set(a)
+    noise = np.mean([abs(a[k] - b[k]) for k in a])
+    diff = np.mean([abs(r[k] - b[k]) for k in a])
+    assert diff <= 2.0 * noise + 0.002, (diff, noise)

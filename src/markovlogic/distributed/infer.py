@@ -26,8 +26,11 @@ solved on the workers, the driver merging worlds.
    every part (a DuckDB semi-join over the Parquet files), builds the
    group's network and runs the method on it (any MAP method of
    :func:`markovlogic.infer.map.solve_map`, MC-SAT or Gibbs for marginals)
-   with its own seed. The driver joins the worlds (or marginals) and adds
-   scores, costs and bounds.
+   with its own seed. A group that holds most of the atoms (one dominant
+   component) is solved as one replica per worker: MaxWalkSAT's tries or
+   MC-SAT/Gibbs's samples dealt between them, the best world kept or the
+   marginals averaged (:func:`_replicas`, :func:`_combine`). The driver
+   joins the worlds (or marginals) and adds scores, costs and bounds.
 
 No process holds the whole ground network: the driver holds the evidence
 and atom-level arrays, a grounding task one part's clauses, a solving task
@@ -429,23 +432,86 @@ def _scalars(stats: dict) -> dict:
     return {k: v for k, v in stats.items() if isinstance(v, (int, float, bool, str))}
 
 
-def _run_groups(plan: Plan, executor, task: str, method: str, options: dict, hard_weight) -> list[dict]:
+# a group holding more than this share of the atoms is solved as several
+# replicas (independent MaxWalkSAT tries or MC-SAT/Gibbs chains, one per
+# worker), as the threads path does on one machine: one dominant component
+# otherwise leaves the other workers idle
+REPLICATE_SHARE = 0.6
+REPLICABLE = {("map", "maxwalksat"), ("marginals", "mcsat"), ("marginals", "gibbs")}
+
+
+def _replicas(plan: Plan, task: str, method: str, workers: int) -> list[int]:
+    """Replicas per group: ``workers`` for a dominant group (see
+    :data:`REPLICATE_SHARE`), 1 for the others."""
+    sizes = np.array([len(a) for a in plan.group_atoms], dtype=np.float64)
+    out = [1] * len(sizes)
+    if workers < 2 or (task, method) not in REPLICABLE or not len(sizes) or sizes.sum() == 0:
+        return out
+    k = int(np.argmax(sizes))
+    if sizes[k] > REPLICATE_SHARE * sizes.sum():
+        out[k] = workers
+    return out
+
+
+def _combine(task: str, runs: list[dict]) -> dict:
+    """One group's result from its replicas: the best world (MAP; components
+    of a group are solved together, so the best replica's world is kept
+    whole), or the marginals averaged with the samples as weights."""
+    if len(runs) == 1:
+        return runs[0]
+    if task == "map":
+        best = min(runs, key=lambda r: (r["hard_violated"], r["cost"]))
+    else:
+        w = np.array([max(1, r["samples"]) for r in runs], dtype=np.float64)
+        best = dict(runs[0])
+        best["probabilities"] = np.average(np.stack([r["probabilities"] for r in runs]), axis=0, weights=w)
+        best["samples"] = int(sum(r["samples"] for r in runs))
+    out = dict(best)
+    out["read_seconds"] = max(r["read_seconds"] for r in runs)
+    out["seconds"] = max(r["seconds"] for r in runs)
+    stats: dict = {}
+    for r in runs:
+        for key, v in r["stats"].items():
+            if isinstance(v, bool):
+                stats[key] = stats.get(key, False) or v
+            elif isinstance(v, (int, float)) and not key.endswith(("per_second", "rate")):
+                stats[key] = stats.get(key, 0) + v
+    stats["replicas"] = len(runs)
+    out["stats"] = stats
+    return out
+
+
+def _run_groups(plan: Plan, executor, task: str, method: str, options: dict, hard_weight,
+                workers: int = 1) -> list[dict]:
     parts = [(p.lits_path, p.clauses_path, r) for p, r in zip(plan.parts, plan.remaps)]
     query = np.zeros(int(plan.grounder.registry.n_atoms), dtype=bool)
     query[np.asarray(plan.grounder.query_atoms, dtype=np.int64)] = True
-    args = []
+    replicas = _replicas(plan, task, method, workers)
+    args, owner = [], []
     for k, (atoms, blocks) in enumerate(zip(plan.group_atoms, plan.group_blocks)):
-        opts = dict(options)
-        opts["seed"] = seed_for(int(options.get("seed", 0)), k) if "seed" in options or task == "marginals" else None
-        if opts["seed"] is None:
-            opts.pop("seed")
-        if task == "map" and method == "maxwalksat":
-            from ..infer.maxwalksat import DEFAULT_FLIPS
+        for j in range(replicas[k]):
+            opts = dict(options)
+            r = replicas[k]
+            seeded = "seed" in options or task == "marginals" or r > 1
+            if seeded:
+                opts["seed"] = seed_for(int(options.get("seed", 0)), k if j == 0 else 1_000_003 * (j + 1) + k)
+            else:
+                opts.pop("seed", None)
+            if task == "map" and method == "maxwalksat":
+                from ..infer.maxwalksat import DEFAULT_FLIPS, DEFAULT_TRIES
 
-            share = len(atoms) / max(1, len(plan.kept))
-            opts["max_flips"] = max(1_000, int(round(int(options.get("max_flips", DEFAULT_FLIPS)) * share)))
-        args.append((parts, plan.base, atoms, blocks, query[atoms], task, method, opts, hard_weight))
-    return executor.map(solve_group, args)
+                share = len(atoms) / max(1, len(plan.kept))
+                opts["max_flips"] = max(1_000, int(round(int(options.get("max_flips", DEFAULT_FLIPS)) * share)))
+                if r > 1:       # the tries dealt to the replicas
+                    tries = int(options.get("max_tries", DEFAULT_TRIES))
+                    opts["max_tries"] = max(1, tries // r + (1 if j < tries % r else 0))
+            elif task == "marginals" and r > 1:
+                samples = int(options.get("samples", 1000))     # MC-SAT's and Gibbs's default
+                opts["samples"] = max(1, samples // r + (1 if j < samples % r else 0))
+            args.append((parts, plan.base, atoms, blocks, query[atoms], task, method, opts, hard_weight))
+            owner.append(k)
+    results = executor.map(solve_group, args)
+    return [_combine(task, [res for res, o in zip(results, owner) if o == k]) for k in range(len(plan.group_atoms))]
 
 
 def _names_network(plan: Plan, stats: dict) -> GroundNetwork:
@@ -495,7 +561,7 @@ def _distributed(mln, dbs, queries, task, method, closed, open_, db_path, parall
             ground_seconds = time.perf_counter() - start
             if options.get("max_seconds") is not None:
                 options["max_seconds"] = max(1.0, float(options["max_seconds"]) - ground_seconds)
-            results = _run_groups(plan, executor, task, method, options, hard_weight)
+            results = _run_groups(plan, executor, task, method, options, hard_weight, workers)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         infer_seconds = time.perf_counter() - start - ground_seconds
