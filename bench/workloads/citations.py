@@ -185,6 +185,28 @@ def fold_files(dataset: str, fold: int, work: Path) -> Fold:
     return Fold(dataset, fold, train, folder / "test-evidence.db", truth, dataset in ER_DATASETS)
 
 
+def fold_dir(fold: int, dataset: str = "cora_refs") -> Path:
+    """A fold's folder (``Skip`` when its files are missing)."""
+    folder = data_dir() / dataset / f"fold{fold}"
+    for name in ("train.db", "test-evidence.db", "test-truth.db"):
+        if not (folder / name).is_file():
+            raise Skip(f"missing {folder / name}")
+    return folder
+
+
+def derived_files(model: Path, folder: Path, work: Path) -> tuple[list[Path], list[Path], float]:
+    """``mln derive`` for a fold's test evidence (the derived predicates the
+    model declares): ([], [derived file], seconds). Used by the lazy and
+    MC-SAT extension benches on the shipped models."""
+    from markovlogic.cli import main as mln
+
+    start = time.perf_counter()
+    out = work / f"{model.stem}.test-evidence.derived.db"
+    if mln(["derive", "-i", str(model), "-e", str(folder / "test-evidence.db"), "-o", str(out)]) != 0:
+        raise RuntimeError("mln derive failed on test-evidence.db")
+    return [], [out], time.perf_counter() - start
+
+
 def coarse_copy(src: Path, dst: Path) -> None:
     """``cora_ie``'s 13 fine fields to Poon's three (the ``coarse_field``
     column of its tokens.tsv.gz): booktitle, journal, tech are venue; the other

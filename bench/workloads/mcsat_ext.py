@@ -196,34 +196,13 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import ground_tuffy, workload
-from bench.harness import Skip, data_dir
 from bench.workloads.citations import (
-    EXAMPLES, baseline_fit, baseline_predict, read_atoms, segmentation_scores,
+    EXAMPLES, baseline_fit, baseline_predict, derived_files, fold_dir, read_atoms, segmentation_scores,
 )
 
 # the shipped models hold the ER part too; here SameBib is closed (all false),
 # which leaves the segmentation part: chains of InField atoms per citation
 SHIPPED = {"isolated": EXAMPLES / "isolated.mln", "jnt-seg": EXAMPLES / "jnt-seg.mln"}
-
-
-def fold_dir(fold: int, dataset: str = "cora_refs") -> Path:
-    folder = data_dir() / dataset / f"fold{fold}"
-    for name in ("train.db", "test-evidence.db", "test-truth.db"):
-        if not (folder / name).is_file():
-            raise Skip(f"missing {folder / name}")
-    return folder
-
-
-def derived_files(model: Path, folder: Path, work: Path) -> tuple[list[Path], list[Path], float]:
-    """``mln derive`` for the fold's test evidence (the derived predicates
-    the model declares); returns ([], [derived file], seconds)."""
-    from markovlogic.cli import main as mln
-
-    start = time.perf_counter()
-    out = work / f"{model.stem}.test-evidence.derived.db"
-    if mln(["derive", "-i", str(model), "-e", str(folder / "test-evidence.db"), "-o", str(out)]) != 0:
-        raise RuntimeError("mln derive failed on test-evidence.db")
-    return [], [out], time.perf_counter() - start
 
 FIELDS = ("Fauthor", "Ftitle", "Fvenue")
 PLAIN = {"init_method": "hard", "group_mutex": False, "joint_moves": False, "cluster_moves": False}
