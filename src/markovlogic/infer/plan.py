@@ -88,9 +88,9 @@ def check_memory(net: GroundNetwork, method: str) -> None:
         need += net.nbytes()
     check_budget(
         f"{method} on the ground network ({net.n_clauses:,} clauses, {net.nbytes() / 2**20:,.0f} MB)", need,
-        "Ways out: --method maxwalksat (the leanest solver), lazy inference (--lazy: only the clauses a search "
-        "touches), less to ground (narrower queries, more evidence), a machine or cluster with more memory, or a "
-        "larger --memory-limit.")
+        "Ways out: " + ("" if method == "maxwalksat" else "--method maxwalksat (the leanest solver), ")
+        + "lazy inference (--lazy: only the clauses a search touches), less to ground (narrower queries, more "
+        "evidence), a machine or cluster with more memory, or a larger --memory-limit.")
 
 
 __all__ = ["check_memory", "exact_fits", "exact_setup_seconds", "maxwalksat_instead", "score_bound",
