@@ -72,11 +72,23 @@ its 60 s limit everywhere (class-like N=100k: 61.4 s, where the issue saw
 over 600 s), skipping an ILP that could not be set up in time for
 MaxWalkSAT's world with a trivial bound (N=1M, 3M; ``infer/plan.py``).
 
-What is weak: MaxWalkSAT's flip rate falls with size on the social
-network (184,000-72,000 flips/s at 1 M clauses, 10,000 at 11 M, 2,600 at
-33 M, where setup and the polish take most of the 60 s): with the default
-budget its worlds are poor on these networks (N=100k: cost 127,570 against
-the optimum 65,598), and MC-SAT draws a single sample in 60 s at N=1M.
+What is weak: MaxWalkSAT on these networks. Its reported flip rate falls
+with size (184,000-72,000 flips/s at 1 M clauses, 10,000 at 11 M, 2,600 at
+33 M) because of what surrounds the flips, measured at N=1M (10.9 M
+clauses, /tmp profile, one thread): ``sat_arrays`` 1.4 s, the clause
+reordering for locality 6.5 s and the search's arrays 5.3 s once, then per
+try a reset (0.5 s), 50,000 flips (0.1 s: 500,000 flips/s) and the greedy
+descent that polishes the try's best world (4.5 s, 1.6 M moves): at this
+size the descent does the work, and 20 tries do not fit in 60 s. Its
+worlds are poor here whatever the budget: on social N=100k every setting
+tried (20 x 50,000, 4 x 250,000, 2 x 500,000, 1 x 1,000,000 flips) ends at
+cost 127,570 where the ILP proves 65,598 -- friends of smokers smoke is an
+implication graph whose better worlds need many atoms flipped together, a
+local optimum for single flips. So the default method's fallback above
+(N=1M, 3M: the ILP cannot be set up in 60 s) returns a poor world with a
+trivial bound; ``--method cpi`` or a larger ``--max-seconds`` for the ILP
+is the better path on such models. MC-SAT draws a single sample in 60 s at
+N=1M.
 
 Scaling model (from the figures above; social-like models, whose
 components are small and many). Per ground clause: grounding 2.1 us of
