@@ -75,7 +75,7 @@ MaxWalkSAT's world with a trivial bound (N=1M, 3M; ``infer/plan.py``).
 What is weak: MaxWalkSAT on these networks. Its reported flip rate falls
 with size (184,000-72,000 flips/s at 1 M clauses, 10,000 at 11 M, 2,600 at
 33 M) because of what surrounds the flips, measured at N=1M (10.9 M
-clauses, /tmp profile, one thread): ``sat_arrays`` 1.4 s, the clause
+clauses, profiled step by step, one thread): ``sat_arrays`` 1.4 s, the clause
 reordering for locality 6.5 s and the search's arrays 5.3 s once, then per
 try a reset (0.5 s), 50,000 flips (0.1 s: 500,000 flips/s) and the greedy
 descent that polishes the try's best world (4.5 s, 1.6 M moves): at this
