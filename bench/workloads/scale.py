@@ -79,6 +79,25 @@ its 60 s limit everywhere (class-like N=100k: 61.4 s, where the issue saw
 over 600 s), skipping an ILP that could not be set up in time for
 MaxWalkSAT's world with a trivial bound (N=1M, 3M; ``infer/plan.py``).
 
+Then (commit after 1d85a37): a free literal of a closed predicate whose
+atoms are all known is dropped like a bound one, so an evidence-only
+template (the transitivity of ``Friends`` here) is counted in SQL and never
+fetched, and such counts run with DuckDB capped at 512 MB (its hash tables
+spill). Same run, ``--stages ground --against 1d85a37`` (load 1.3-1.5)::
+
+    python -m bench.workloads.scale --kind social --n 100000,1000000,3000000 --stages ground --against 1d85a37
+
+| social | clauses | parse+ground wall (before) | peak (before) | B/clause (before) |
+|---|---|---|---|---|
+| N=100k | 1.09 M | 1.8 s (2.0) | 411 MB (521) | 267 (373) |
+| N=1M | 10.9 M | 24.5 s (22.2) | 1.44 GB (2.13) | **126** (192) |
+| N=3M | 32.7 M | 84 s (77) | 3.92 GB (5.30) | **121** (166) |
+
+And at the issue's size, 13.5 M clauses (social N=1.24M, ``--n 1240000
+--stages ground,maxwalksat``): parsed and ground in 30.8 s wall, peak
+1.74 GB (125 bytes a clause); MaxWalkSAT (60 s) peaks at 3.81 GB, within
+the issue's 8 GB.
+
 What is weak: MaxWalkSAT on these networks. Its reported flip rate falls
 with size (184,000-72,000 flips/s at 1 M clauses, 10,000 at 11 M, 2,600 at
 33 M) because of what surrounds the flips, measured at N=1M (10.9 M
