@@ -57,20 +57,18 @@ social network has 2.4 times the clauses per person of the issue's table:
 N=1M is 10.9 M clauses here, 4.5 M there; N=3M 32.7 M, not 13.5 M.)
 
 Against the issue's targets: social N=1M is parsed and ground in 22.7 s
-wall (target 60 s); peak bytes per ground clause from files to network are
-198 at N=1M and 164 at N=3M (target 150: not quite; at 100k the
-interpreter's and DuckDB's fixed costs dominate: 357). Where the peak comes
-from, traced at N=1M (RSS sampled every 10 ms, grounder steps timed):
-parsing leaves 610 MB; the peak (2.1 GB) is reached while DuckDB counts
-the evidence-only groundings of the transitivity formula (a 100 M-row join
-of ``Friends`` with itself, anti-joined with it: no clause comes out of it,
-but DuckDB's hash tables take about 0.9 GB); the merge then drops to 1.4
-GB and the network adds 0.25 GB. DuckDB's share of the budget is a quarter;
-with ``--memory-limit 4G`` (DuckDB 1 GB) the same grounding peaks at 1.84
-GB, 164 bytes a clause, and takes 23 s instead of 17.5; N=3M is
+wall (target 60 s); peak bytes per ground clause from files to network
+were 198 at N=1M and 164 at N=3M in this run (target 150), 126 and 121
+after the change measured below (at 100k the interpreter's and DuckDB's
+fixed costs dominate: 357, then 267). Where the peak came from, traced at
+N=1M (RSS sampled every 10 ms, per template): parsing leaves 610 MB; the
+peak (2.1 GB) was reached while the evidence-only groundings of the
+transitivity formula (100 M rows of ``Friends`` joined with itself, every
+one constant) were fetched into Python only to be counted, DuckDB's hash
+tables taking about 0.85 GB; N=3M was
 ground within 5.2 GB, and MaxWalkSAT on it peaks at 8.7 GB on 32.7 M
 clauses (266 bytes a clause: the search state is 3-4 times the network);
-on the issue's 13.5 M clauses that is about 3.6 GB, within its 8 GB. Wall
+on the issue's 13.5 M clauses it measured 3.81 GB (below), within its 8 GB. Wall
 time is below CPU time where DuckDB's threads work (grounding: 50 s wall,
 69 s CPU at N=3M); the solver stages here run on one thread
 (``solve_map``; the parallel paths are measured in
