@@ -179,3 +179,18 @@ def test_row_parts_of_a_template_ground_the_template_between_them():
     assert set(parts) == set(whole)
     if constant is not None:
         assert constants == pytest.approx(constant)
+
+
+def test_canonical_leaves_the_callers_codes_alone():
+    """``canonical`` sorted a one-row batch in place (a column of a one-row
+    array is a view), so merging the same rows twice -- lazy grounding
+    merges its eager templates' rows, then all rows -- turned the tautology
+    ``!S(1) v S(1) v S(2) v S(3)`` into the clause ``!S(1) v S(2) v S(3)``."""
+    from markovlogic.ground.assemble import canonical
+
+    for codes in (np.array([[1, 0, 2, 4]], dtype=np.int32), np.asfortranarray([[5, 2, 9], [3, 1, 0]], dtype=np.int32)):
+        before = codes.copy()
+        c, lengths, taut = canonical(codes)
+        assert (codes == before).all()
+    c, lengths, taut = canonical(np.array([[1, 0, 2, 4]], dtype=np.int32))
+    assert taut.tolist() == [True]

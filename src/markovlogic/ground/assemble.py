@@ -99,7 +99,9 @@ def _sort_rows(codes: np.ndarray) -> np.ndarray:
     net = _NETWORKS.get(w)
     if net is None:
         return np.sort(codes, axis=1)
-    cols = [np.ascontiguousarray(codes[:, j]) for j in range(w)]
+    # copies: the passes below write into the columns, and a column of a
+    # one-row or Fortran-ordered array would be a view of the caller's codes
+    cols = [np.array(codes[:, j], copy=True) for j in range(w)]
     for i, j in net:
         lo = np.minimum(cols[i], cols[j])
         np.maximum(cols[i], cols[j], out=cols[j])
