@@ -194,3 +194,23 @@ def test_canonical_leaves_the_callers_codes_alone():
         assert (codes == before).all()
     c, lengths, taut = canonical(np.array([[1, 0, 2, 4]], dtype=np.int32))
     assert taut.tolist() == [True]
+
+
+def test_evidence_only_template_is_counted_not_fetched():
+    """The transitivity of an observed (closed, fully known) relation keeps
+    no literal: every grounding is constant, so the grounder counts its rows
+    in SQL instead of fetching them (social N=1M: 100 M rows); the network
+    and the counts are those of the rows' reading."""
+    from markovlogic import MLN, Database
+    from markovlogic.ground.grounder import Grounder
+    from markovlogic.lang.parser import parse_queries
+
+    mln = MLN.from_string("S(p)\nF(p, p)\n1 F(x, y) ^ S(x) => S(y)\n0.4 F(x, y) ^ F(y, z) => F(x, z)\n", "m.mln")
+    db = Database.from_string("\n".join(f"F(P{i}, P{(i + 1) % 7})" for i in range(7)) + "\nS(P0)\n", "m.db", mln=mln)
+    g = Grounder(mln, [db], parse_queries("S", mln))
+    trans = [i for i, t in enumerate(g.templates) if all(lit.atom.predicate == "F" for lit in t.literals)]
+    assert trans and all(not g._query(i).literals for i in trans)
+    net = g.network()
+    rows = {d["template"]: d for d in net.stats["templates"]}
+    assert net.n_clauses > 0
+    assert all(rows[i]["rows"] == 7 for i in trans)      # F(x,y) ^ F(y,z) with !F(x,z): 7 paths

@@ -157,7 +157,6 @@ def test_held_clauses_and_flip_gains_follow_the_definition(problem, seed):
         gains = {int(a): (s, f > 0, b > 0) for a, s, f, b in zip(atoms, soft, fixed, broken)}
         x = np.zeros(full.n_atoms, bool)
         x[: len(world)] = world[: full.n_atoms]
-        sat = full.clause_true_counts(x)
         for b in range(full.n_atoms):
             if act.active[b]:
                 continue

@@ -129,7 +129,6 @@ thesis reports MC-SAT marginals thresholded at .5).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re

@@ -45,8 +45,9 @@ seed 0, unless said; eager = ground everything, then search; lazy =
   truth (``markovlogic.eval.evaluate``); baseline: citations with the same
   title constant are the same (nothing to train).
 
-Measured 2026-11-26 on this 2-core machine, commit 9bcea08 (cse, class,
-social, friends, cora90: load 1.0-1.5; citations and cora: load about 2,
+Measured 2026-11-26 on this 2-core machine, commits e002152 to 1d85a37 of
+that day (nothing between them touches these cases; cse, class, social,
+friends, cora90: load 1.0-1.5; citations and cora: load about 2,
 another process running), ``python -m bench.workloads.lazy``. ``clauses``
 = ground clauses held (eager: the network), ``rows`` their literal rows,
 ``total rows`` the full grounding's rows counted in SQL:

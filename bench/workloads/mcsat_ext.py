@@ -317,12 +317,23 @@ def _ground(model: Path, evidence: list[Path]):
     return ground_model(mln, db, "InField", closed=("SameBib",))
 
 
+def _ground_shipped(name: str, folder: Path, work: Path):
+    """A shipped model on a fold's test evidence (with ``mln derive``'s
+    evidence unless it is Isolated), ``InField`` queried, ``SameBib`` closed."""
+    import warnings
+
+    model = SHIPPED[name]
+    _, test_extra, _ = derived_files(model, folder, work) if name != "isolated" else ([], [], 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _ground(model, [folder / "test-evidence.db", *test_extra])
+
+
 def _load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
 def citations(models: list[str], samples: int, variants: list[str], seed: int = 0, fold: int = 1) -> list[dict]:
-    import warnings
 
     from markovlogic.infer.ilp import ilp_map
     from markovlogic.infer.mcsat import mcsat
@@ -334,11 +345,7 @@ def citations(models: list[str], samples: int, variants: list[str], seed: int = 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            model = SHIPPED[name]
-            _, test_extra, _ = derived_files(model, folder, Path(tmp)) if name != "isolated" else ([], [], 0)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                net = _ground(model, [folder / "test-evidence.db", *test_extra])
+            net = _ground_shipped(name, folder, Path(tmp))
             names, chain, pos, bit = citation_layout(net)
             is_real = np.array([(a[0], a[2]) in real for a in names])
 
@@ -380,7 +387,6 @@ def map_groups(models: list[str], fold: int = 1) -> list[dict]:
     grouped one (at-most-one blocks with a "none" column: one equality row
     per group instead of three pair rows), and MaxWalkSAT with and without
     ``group_mutex`` (its default budget, and one try of 10 million flips)."""
-    import warnings
 
     from markovlogic.infer.ilp import ilp_map
     from markovlogic.infer.maxwalksat import maxwalksat
@@ -390,11 +396,7 @@ def map_groups(models: list[str], fold: int = 1) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            model = SHIPPED[name]
-            _, test_extra, _ = derived_files(model, folder, Path(tmp)) if name != "isolated" else ([], [], 0)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                net = _ground(model, [folder / "test-evidence.db", *test_extra])
+            net = _ground_shipped(name, folder, Path(tmp))
             grouped = group_mutex(net)
             runs = [
                 ("ILP", lambda: ilp_map(net)),

@@ -41,7 +41,7 @@ class-like 30k, ``-n 1`` for 100k and Ray:
 | class-like 100k MaxWalkSAT | 15.4 s | 9.66 s | 1.86 | 1.59 | tries | cost 307,700 both |
 | class-like 100k MC-SAT | 254 s | 154 s | 1.96 | 1.65 | 2 pooled chains | |
 
-``ray-classlike-30k`` (local cluster of 2 CPUs, the whole ``map_inference``
+``ray-classlike-30k`` (commit a81351b, local cluster of 2 CPUs, the whole ``map_inference``
 / ``marginal_inference`` call timed, grounding on the workers included;
 the network is one dominant component, solved as one replica per worker,
 see ``distributed/infer.py``), against the threads path in the same run:

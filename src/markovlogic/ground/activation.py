@@ -62,7 +62,6 @@ import time
 
 import numpy as np
 
-from ..errors import OptionError
 from ..logic.clauses import ClauseTemplate
 from .assemble import GroundClauses, Rows, merge
 from .lazysql import Any, Dropped, DroppedOrSame, FalseIn, In, LiteralCompiler, Unknown

@@ -36,9 +36,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import MarkovLogicError, MLNSemanticError, ResourceError
+from ..errors import MLNSemanticError, ResourceError
 from ..lang.ast import Const, Func, Query
-from ..logic.clauses import ClauseTemplate, Comparison, Literal
+from ..logic.clauses import ClauseTemplate, Literal
 from ..logic.nnf import leaf_terms, term_vars
 from ..model import MLN, Database
 from ..store.store import EvidenceStore

@@ -129,8 +129,9 @@ def _fill_reverse(lit_atom, start, out):
         fill[a] += 1
 
 
-def _counting_reverse(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`reverse_index` by a counting sort (the same arrays, no argsort)."""
+def counting_reverse(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`reverse_index` by a counting sort (the same arrays, no argsort):
+    the literals of each atom in CSR form, in O(literals)."""
     start = np.zeros(n_atoms + 1, dtype=np.int64)
     np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=start[1:])
     out = np.empty(len(lit_atom), dtype=np.int32)
@@ -160,7 +161,7 @@ def normalise_clauses(
         # the grounder's clauses: nothing to drop or reorder, no copies of the
         # literal arrays and no sort (tens of bytes per clause less at scale)
         lit_clause = _lit_clause(clause_start, len(lit_atom))
-        atom_lit_start, atom_lit = _counting_reverse(n_atoms, lit_atom)
+        atom_lit_start, atom_lit = counting_reverse(n_atoms, lit_atom)
         block_start = np.asarray(block_start, dtype=np.int64)
         block_atoms = np.asarray(block_atoms, dtype=np.int32)
         atom_block = np.full(n_atoms, -1, dtype=np.int32)

@@ -234,6 +234,19 @@ def _select(soft, weight, thresh, count, sel, rs):
 
 
 @nb.njit(**KERNEL)
+def _pair_half(rs, a, ba, world, block_start, block_atoms, block_true):
+    """One atom's part of a pair move: the ``(x1, x2)`` that ``_apply``
+    changes (``x2`` = -1: flip ``a`` alone) and its log proposal ratio (see
+    :func:`_pair_moves`)."""
+    if ba < 0:
+        return a, -1, 0.0
+    size = block_start[ba + 1] - block_start[ba]
+    if world[a]:
+        return a, _other_in_block(rs, ba, a, block_start, block_atoms), np.log(size - 1.0)
+    return block_true[ba], a, -np.log(size - 1.0)
+
+
+@nb.njit(**KERNEL)
 def _pair_moves(n_moves, joint, strong, g, s, stats):
     """Metropolis-Hastings pair moves: pick a random strong clause and two of
     its atoms at random, change both; keep the change with probability
@@ -271,25 +284,9 @@ def _pair_moves(n_moves, joint, strong, g, s, stats):
                 continue
             if bb >= 0 and block_start[bb + 1] - block_start[bb] < 2:
                 continue
-        log_q = 0.0
-        a1, a2 = a, -1
-        if ba >= 0:
-            size = block_start[ba + 1] - block_start[ba]
-            if world[a]:
-                a2 = _other_in_block(rs, ba, a, block_start, block_atoms)
-                log_q += np.log(size - 1.0)
-            else:
-                a1, a2 = block_true[ba], a
-                log_q -= np.log(size - 1.0)
-        b1, b2 = b, -1
-        if bb >= 0:
-            size = block_start[bb + 1] - block_start[bb]
-            if world[b]:
-                b2 = _other_in_block(rs, bb, b, block_start, block_atoms)
-                log_q += np.log(size - 1.0)
-            else:
-                b1, b2 = block_true[bb], b
-                log_q -= np.log(size - 1.0)
+        a1, a2, qa = _pair_half(rs, a, ba, world, block_start, block_atoms, block_true)
+        b1, b2, qb = _pair_half(rs, b, bb, world, block_start, block_atoms, block_true)
+        log_q = qa + qb
         stats[ST_PAIR_PROPOSALS] += 1
         score0 = fst[0]
         _apply(a1, a2, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,

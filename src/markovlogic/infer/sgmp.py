@@ -424,7 +424,7 @@ class SGMP:
     def prepare_search(self, cl: _Cluster) -> None:
         """The cluster's WalkSAT problem: its clauses, the incoming messages
         as clauses, one fixing unit clause per separator atom."""
-        lits, poss, ws, hards = [cl.lit], [cl.pos], [cl.weight], [cl.hard]
+        lits, poss = [cl.lit], [cl.pos]
         sizes: list[np.ndarray] = []
         msg_w: list[np.ndarray] = []
         for k in cl.nbrs:

@@ -132,7 +132,6 @@ def ground_training(
     multiple_databases: bool,
 ) -> list[GroundNetwork]:
     """One ground network per training world, with training truth values."""
-    from ..ground import ground
 
     if not dbs:
         raise LearningError("no training database given")

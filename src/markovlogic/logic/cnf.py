@@ -54,13 +54,12 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from ..errors import MLNSemanticError
-from ..lang.ast import Const, FormulaDecl, Pos, Term, Var
+from ..lang.ast import Const, FormulaDecl, Term, Var
 from ..model import MLN
 from .clauses import ClauseTemplate, Comparison, ExistsGroup, Literal
 from ..lang.checks import check_weight
 from .limits import LIMITS, check_formula_size
 from .nnf import (
-    FALSE,
     NNF,
     TRUE,
     BoolConst,
@@ -71,7 +70,6 @@ from .nnf import (
     expand_star,
     fold_constants,
     free_vars,
-    fresh_name,
     all_names,
     make_and,
     make_or,
@@ -507,7 +505,7 @@ def compile_mln(
 def equivalence_axioms(mln: MLN) -> list[ClauseTemplate]:
     """Hard reflexivity, symmetry and transitivity of every predicate declared
     ``equivalence P(t, t)``, as generated templates (formula index -1)."""
-    from ..lang.ast import Atom, FormulaDecl, Implies, And, Var
+    from ..lang.ast import Atom, FormulaDecl, Implies, And
 
     out: list[ClauseTemplate] = []
     for name, decl in mln.predicates.items():

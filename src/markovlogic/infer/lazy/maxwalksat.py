@@ -59,14 +59,13 @@ import time
 
 import numpy as np
 
-from ...ground.activation import Activation
 from ...ground.kernels import components
 from ..kernels_state import _csr_gather
 from ..maxwalksat import (
     _F_BEST_COST, _I_BEST_HVIOL, _I_NBAD, _I_STOP, Search, _check_options, _comp_costs, start_world,
 )
 from ..results import MapResult
-from .network import ActiveNetwork
+from .network import start_held
 from .options import LazyOptions
 
 
@@ -76,12 +75,7 @@ class _Lazy:
     def __init__(self, grounder, options: LazyOptions, seed: int) -> None:
         self.g = grounder
         self.opt = options
-        self.act = Activation(grounder)
-        self.net = ActiveNetwork(self.act)
-        bs, ba, _ = grounder.blocks()
-        self.blocks = (bs, ba)
-        self.net.add_atoms(ba)
-        self.net.add(self.act.initial(active=ba))
+        self.act, self.net, self.blocks = start_held(grounder)
         self.seed = seed
         self.search: Search | None = None
         self.rebuilds = 0

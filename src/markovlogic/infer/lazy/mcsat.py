@@ -80,12 +80,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ...errors import InferenceError
-from ...ground.activation import Activation
 from ...ground.network import GroundNetwork, WeightParam
 from ..marginals import check_sampling
 from ..mcsat import DEFAULT_GUIDE_WEIGHT, DEFAULT_MAX_PATH, MCSATChain
 from ..results import MarginalResult
-from .network import ActiveNetwork
+from .network import start_held
 from .options import LazyOptions
 
 
@@ -101,12 +100,7 @@ class _LazyChain:
         self.g = grounder
         self.opt = options
         self.chain_options = chain_options
-        self.act = Activation(grounder)
-        self.net = ActiveNetwork(self.act)
-        bs, ba, _ = grounder.blocks()
-        self.blocks = (bs, ba)
-        self.net.add_atoms(ba)
-        self.net.add(self.act.initial(active=ba))
+        self.act, self.net, self.blocks = start_held(grounder)
         self.order = np.zeros(0, dtype=np.int64)      # active registry atoms in chain order
         self._sync_order()
         # LazySAT's start: the atoms of the clauses not as wanted in the default

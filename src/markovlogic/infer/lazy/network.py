@@ -18,13 +18,12 @@ full grounding restricted to what is held (``ground/activation.py``).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 from ...errors import ResourceError
 from ...ground.activation import Activation, remerge
 from ...ground.assemble import GroundClauses
-from ..kernels_state import SatArrays, _csr_gather
+from ..kernels_state import SatArrays, _csr_gather, counting_reverse
 
 # working memory per byte of held clauses: the kernels' arrays (normalised
 # clauses, reverse index, clause records, per-atom values) and, during a
@@ -158,6 +157,18 @@ class ActiveNetwork:
         return int(sum(a.nbytes for a in arrays))
 
 
+def start_held(grounder) -> tuple[Activation, ActiveNetwork, tuple[np.ndarray, np.ndarray]]:
+    """The start of lazy MaxWalkSAT and lazy MC-SAT: an activation over the
+    grounder, the held network with the atoms of the ``!`` blocks and the
+    initial clauses, and the blocks ``(block_start, block_atoms)``."""
+    act = Activation(grounder)
+    net = ActiveNetwork(act)
+    bs, ba, _ = grounder.blocks()
+    net.add_atoms(ba)
+    net.add(act.initial(active=ba))
+    return act, net, (bs, ba)
+
+
 def canonical_sat_arrays(n_atoms: int, clause_start, lit_atom, lit_positive, weight, is_hard,
                          block_start, block_atoms) -> SatArrays:
     """:func:`..kernels_state.normalise_clauses` for clauses that are already
@@ -176,7 +187,7 @@ def canonical_sat_arrays(n_atoms: int, clause_start, lit_atom, lit_positive, wei
     lit_positive = np.ascontiguousarray(lit_positive, dtype=bool)
     n_clauses = len(kept)
     lit_clause = np.repeat(np.arange(n_clauses, dtype=np.int32), np.diff(clause_start))
-    atom_lit_start, atom_lit = atom_literals(n_atoms, lit_atom)
+    atom_lit_start, atom_lit = counting_reverse(n_atoms, lit_atom)
     block_start = np.asarray(block_start, dtype=np.int64)
     block_atoms = np.asarray(block_atoms, dtype=np.int32)
     atom_block = np.full(n_atoms, -1, dtype=np.int32)
@@ -188,22 +199,3 @@ def canonical_sat_arrays(n_atoms: int, clause_start, lit_atom, lit_positive, wei
         occ_clause=lit_clause[atom_lit], occ_positive=lit_positive[atom_lit], block_start=block_start,
         block_atoms=block_atoms, atom_block=atom_block, const_score=0.0, const_cost=0.0, n_empty_hard=0,
     )
-
-
-@nb.njit(cache=True)
-def _fill_literals(lit_atom, start, out):
-    fill = start[:-1].copy()
-    for i in range(len(lit_atom)):
-        a = lit_atom[i]
-        out[fill[a]] = i
-        fill[a] += 1
-
-
-def atom_literals(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The literals of each atom (CSR, by literal id): a counting sort in
-    O(literals) (a stable argsort dominated each rebuild on Cora)."""
-    start = np.zeros(n_atoms + 1, dtype=np.int64)
-    np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=start[1:])
-    out = np.empty(len(lit_atom), dtype=np.int32)
-    _fill_literals(lit_atom, start, out)
-    return start, out

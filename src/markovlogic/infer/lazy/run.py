@@ -28,10 +28,24 @@ def check_lazy_method(task: str, method: str) -> None:
             f"--method {method} has no lazy version{also}. Drop --lazy, or use --method {allowed[0]}")
 
 
-def _grounder(mln, dbs, queries, closed, open_, db_path):
+def _run(name: str, allowed: tuple[str, ...], solve, mln, dbs, queries, closed, open_, db_path, lazy, options):
+    """Check the options, set up the evidence store (a grounder, nothing
+    ground), take its seconds off ``max_seconds``, run ``solve`` and close."""
     from ...ground import Grounder
 
-    return Grounder(mln, dbs, queries, closed=closed, open_=open_, db_path=db_path)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise OptionError(f"lazy {name} does not take option(s) {', '.join(unknown)}; it takes {', '.join(allowed)}")
+    start = time.perf_counter()
+    g = Grounder(mln, dbs, queries, closed=closed, open_=open_, db_path=db_path)
+    setup = time.perf_counter() - start
+    if options.get("max_seconds") is not None:
+        options["max_seconds"] = max(1.0, float(options["max_seconds"]) - setup)
+    try:
+        result, held = solve(g, options=lazy, **options)
+    finally:
+        g.close()
+    return result, held, setup
 
 
 def lazy_map(mln, dbs: Sequence, queries=None, *, closed=(), open_=(), db_path=None,
@@ -40,39 +54,13 @@ def lazy_map(mln, dbs: Sequence, queries=None, *, closed=(), open_=(), db_path=N
     spent setting up the evidence store)``."""
     from ..maxwalksat import DEFAULT_FLIPS, DEFAULT_TRIES
 
-    unknown = sorted(set(options) - set(MAP_OPTIONS))
-    if unknown:
-        raise OptionError(f"lazy MaxWalkSAT does not take option(s) {', '.join(unknown)}; "
-                          f"it takes {', '.join(MAP_OPTIONS)}")
     options.setdefault("max_flips", DEFAULT_FLIPS)
     options.setdefault("max_tries", DEFAULT_TRIES)
-    start = time.perf_counter()
-    g = _grounder(mln, dbs, queries, closed, open_, db_path)
-    setup = time.perf_counter() - start
-    if options.get("max_seconds") is not None:
-        options["max_seconds"] = max(1.0, float(options["max_seconds"]) - setup)
-    try:
-        result, held = lazy_maxwalksat(g, options=lazy, **options)
-    finally:
-        g.close()
-    return result, held, setup
+    return _run("MaxWalkSAT", MAP_OPTIONS, lazy_maxwalksat, mln, dbs, queries, closed, open_, db_path, lazy, options)
 
 
 def lazy_marginals(mln, dbs: Sequence, queries=None, *, closed=(), open_=(), db_path=None,
                    lazy: LazyOptions | None = None, **options):
     """Lazy MC-SAT: ``(MarginalResult over registry atoms, held network,
     seconds spent setting up the evidence store)``."""
-    unknown = sorted(set(options) - set(MARGINAL_OPTIONS))
-    if unknown:
-        raise OptionError(f"lazy MC-SAT does not take option(s) {', '.join(unknown)}; "
-                          f"it takes {', '.join(MARGINAL_OPTIONS)}")
-    start = time.perf_counter()
-    g = _grounder(mln, dbs, queries, closed, open_, db_path)
-    setup = time.perf_counter() - start
-    if options.get("max_seconds") is not None:
-        options["max_seconds"] = max(1.0, float(options["max_seconds"]) - setup)
-    try:
-        result, held = lazy_mcsat(g, options=lazy, **options)
-    finally:
-        g.close()
-    return result, held, setup
+    return _run("MC-SAT", MARGINAL_OPTIONS, lazy_mcsat, mln, dbs, queries, closed, open_, db_path, lazy, options)
