@@ -25,6 +25,7 @@ LessThan(position,position)
 IsAlphaChar(token)
 FirstNonAuthorTitleTkn(bib,position)
 LastInitial(bib,position)
+FirstIn(bib,position)
 HasPunc(bib,position)
 HasComma(bib,position)
 SimilarTitle(bib,position,position,bib,position,position)
@@ -42,7 +43,8 @@ P = lambda k: f"P{k:02d}"  # noqa: E731
 
 
 def evidence(citations: dict[str, str], last_initial: dict[str, int] | None = None,
-             first_keyword: dict[str, int] | None = None, npos: int = 40) -> str:
+             first_keyword: dict[str, int] | None = None, first_in: dict[str, int] | None = None,
+             npos: int = 40) -> str:
     """Evidence of whitespace-separated citations: a word's trailing ``.``, ``,``
     or ``:`` is the punctuation after it (no HasPunc for a period after a
     one-letter initial, as in the data)."""
@@ -66,6 +68,7 @@ def evidence(citations: dict[str, str], last_initial: dict[str, int] | None = No
     lines += [f"IsAlphaChar({t})" for t in sorted(alpha)]
     lines += [f"LastInitial({b},{P(k)})" for b, k in (last_initial or {}).items()]
     lines += [f"FirstNonAuthorTitleTkn({b},{P(k)})" for b, k in (first_keyword or {}).items()]
+    lines += [f"FirstIn({b},{P(k)})" for b, k in (first_in or {}).items()]
     return "\n".join(lines) + "\n"
 
 
@@ -154,6 +157,32 @@ def test_title_exclusion_before_last_initial():
     assert not any(r[0] == "A" for r in st(run(cits, last_initial={"A": 3})))   # 1, 2 before 3: excluded
     assert not any(r[0] == "A" for r in st(run(cits, last_initial={"A": 2})))
     assert ("A", 1, 3, "B", 1, 3) in st(run(cits, last_initial={"A": 1}))        # strict: 1 itself not excluded
+
+
+def test_title_exclusion_editor_initial_is_a_venue_initial():
+    # Cora: "R. Musick, J. Catlett and S. Russell. Decision theoretic subsampling for induction on large
+    # databases. In ML93, pages 212-219. Editor Paul E. Utgoff." The data's LastInitial is the editor's
+    # E. (after the first "In"): the thesis's "last non-venue initial" is S., so the title stays title-like
+    text = ("R. Musick, J. Catlett and S. Russell. Decision theoretic subsampling for induction on large "
+            "databases. In ML93, pages 212219. Editor Paul E. Utgoff.")
+    words = text.split()
+    first_in, last = words.index("In"), words.index("E.")
+    title = (words.index("Decision"), words.index("databases."))
+    cits = {"A": text, "B": text}
+    marks = dict(last_initial={"A": last, "B": last}, first_in={"A": first_in, "B": first_in})
+    assert ("A", *title, "B", *title) in st(run(cits, **marks))
+    # without FirstIn the editor's initial bounds the authors, as the data say: no title
+    assert not any(r[1] == title[0] for r in st(run(cits, last_initial={"A": last, "B": last})))
+    # the authors before S. (rank 4) stay excluded: 'Catlett and S' is no title-like string
+    out = st(run(cits, **marks))
+    assert all(r[1] > words.index("S.") for r in out)
+    # what follows the editor's initial is venue
+    cits = {"A": "xx. alpha beta gamma. In zz Q. delta eta theta. ww",
+            "B": "yy. delta eta theta. ww"}
+    assert not any(r[0] == "A" and r[1] == 7 for r in st(run(cits, last_initial={"A": 6}, first_in={"A": 4})))
+    assert ("A", 7, 9, "B", 1, 3) in st(run(cits, last_initial={"A": 3}, first_in={"A": 4}))
+    # an initial before the first "in" is the authors' last: the rule as before
+    assert not any(r[0] == "A" and r[1] == 1 for r in st(run(cits, last_initial={"A": 2}, first_in={"A": 4})))
 
 
 def test_title_exclusion_after_first_venue_keyword():
@@ -279,7 +308,7 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
 def test_matches_direct_reading_of_the_definitions(seed):
     rng = random.Random(seed)
     vocab = ["ab", "cd", "ab", "cd", "ab", "J"]
-    texts, cits, excluded, last, first = {}, {}, {}, {}, {}
+    texts, cits, excluded, last, first, fin = {}, {}, {}, {}, {}, {}
     for n in range(8):
         b = f"B{n}"
         words = []
@@ -296,14 +325,21 @@ def test_matches_direct_reading_of_the_definitions(seed):
             toks.append(("T" + m[1].upper(), bool(m[2]) and not (m[2] == "." and len(m[1]) == 1)))
             if initial:
                 ex.add(k)
+        initials = set(ex)
         if rng.random() < 0.2:
             last[b] = rng.randrange(len(words))
-            ex |= set(range(last[b]))
+            if rng.random() < 0.5:
+                fin[b] = rng.randrange(len(words))
+            if b in fin and last[b] > fin[b]:      # an editor's initial: venue after it,
+                ex |= set(range(last[b] + 1, len(words)))   # the authors' last initial bounds
+                ex |= set(range(max([k for k in range(fin[b]) if k in initials] or [-1])))
+            else:
+                ex |= set(range(last[b]))
         if rng.random() < 0.2:
             first[b] = rng.randrange(len(words))
             ex |= set(range(first[b] + 1, len(words)))
         cits[b], excluded[b] = toks, ex
-    out = run(texts, last_initial=last, first_keyword=first)
+    out = run(texts, last_initial=last, first_keyword=first, first_in=fin)
     sim, cand = reference(cits, excluded)
     assert st(out) == sim
     assert jic(out) == cand
