@@ -23,9 +23,11 @@ from bench.workloads.citations import (  # noqa: E402
     baseline_fit,
     baseline_predict,
     coarse_copy,
+    er_clusters,
     infield_set,
     samebib_scores,
     segmentation_scores,
+    title_atoms,
 )
 
 
@@ -106,3 +108,59 @@ def test_shipped_models_derive_and_map(tmp_path: Path):
                      "--map", "-r", str(out)]) == 0
         text = out.read_text()
         assert "InField(" in text and "SameBib(A,A)" in text
+
+
+def _citations_db(texts: dict[str, str], clusters: list[list[str]] | None = None, fields=None) -> str:
+    lines = []
+    for b, text in texts.items():
+        for k, w in enumerate(text.split()):
+            lines.append(f"Token(T{w.upper()},P{k:02d},{b})")
+            if w == "proceedings":
+                lines.append(f"FirstNonAuthorTitleTkn({b},P{k:02d})")
+            if w.isdigit():
+                lines.append(f"IsDate(T{w})")
+            if fields and (b, k) in fields:
+                lines.append(f"InField({b},{fields[(b, k)]},P{k:02d})")
+    for c in clusters or []:
+        lines += [f"SameBib({a},{b})" for a in c for b in c]
+    return "\n".join(lines) + "\n"
+
+
+def test_title_atoms_from_map_infield(tmp_path: Path):
+    ev = tmp_path / "e.db"
+    ev.write_text(_citations_db({"A": "smith weak learnability ml", "B": "jones weak learnability"}))
+    result = tmp_path / "r.result"
+    result.write_text("InField(A,Fauthor,P00)\nInField(A,Ftitle,P01)\nInField(A,Ftitle,P02)\n"
+                      "InField(B,Ftitle,P02)\nInField(B,Fvenue,P01)\nSameBib(A,B)\n")
+    assert title_atoms(result, ev).split("\n")[:-1] == [
+        "HasTitle(A, TLEARNABILITY)", "HasTitle(A, TWEAK)", "HasTitle(B, TLEARNABILITY)"]
+
+
+def test_er_clusters_writes_result_and_evidence(tmp_path: Path):
+    papers = {"p": "strength weak learnability machine learning", "q": "boosting algorithm experiments icml",
+              "r": "decision trees incremental induction", "s": "cascade correlation learning architecture"}
+    texts, clusters = {}, []
+    for k, (key, text) in enumerate(papers.items()):
+        names = [f"B{k}{n}" for n in range(3)]
+        clusters.append(names)
+        for n, b in enumerate(names):
+            texts[b] = f"author{n} " + text + " proceedings icml" + (" 1990" if n else " 1991")
+    title = {(b, k): "Ftitle" for b in texts for k in range(1, 4)}
+    train = tmp_path / "train.db"
+    train.write_text(_citations_db(texts, clusters, title))
+    test_texts = {"C1": "jones strength weak learnability machine learning proceedings colt 1990",
+                  "C2": "lee strength weak learnability proceedings colt 1990",
+                  "C3": "kim cascade correlation learning architecture proceedings nips 1991"}
+    ev = tmp_path / "e.db"
+    ev.write_text(_citations_db(test_texts))
+    titles = tmp_path / "seg.result"
+    titles.write_text("".join(f"InField({b},Ftitle,P0{k})\n" for b in test_texts for k in (1, 2, 3)))
+    for use in (None, str(titles)):
+        result, samebib = tmp_path / "r.result", tmp_path / "s.db"
+        er_clusters(str(train), str(ev), str(result), str(samebib), use)
+        lines = set(result.read_text().split())
+        assert {"SameBib(C1,C1)", "SameBib(C2,C2)", "SameBib(C3,C3)"} <= lines
+        pairs = {tuple(x[len("SameBib("):-1].split(",")) for x in samebib.read_text().split()}
+        assert all((b, a) in pairs for a, b in pairs) and all(a != b for a, b in pairs)
+        one = {tuple(x[len("SameBib("):-1].split(",")) for x in lines}
+        assert {(a, b) for a, b in pairs if a < b} == {(a, b) for a, b in one if a != b}

@@ -425,6 +425,143 @@ def run_model(fold: Fold, model: str, work: Path, method: str, max_seconds: floa
     return figures
 
 
+# systems that resolve entities with the set-level model (bench/workloads/cora_er.py) and
+# pass information between it and the learned segmentation models (run_er_systems)
+ER_TOKENS, ER_PIPELINE, ER_JOINT = "sets", "isolated>sets", "jnt-seg-er<>sets"
+ER_SYSTEMS = (ER_TOKENS, ER_PIPELINE, ER_JOINT)
+# the set-level model's title part: Jaccard bins of the title words (gold InField on the training
+# data, a segmentation model's MAP InField on the test evidence); fixed before any run of this bench
+TITLE_PART = """HasTitle(bib, token)
+jaccard(b1, b2, HasTitle) >= 0.5 => SameBib(b1, b2)
+jaccard(b1, b2, HasTitle) >= 0.7 => SameBib(b1, b2)
+jaccard(b1, b2, HasTitle) >= 0.9 => SameBib(b1, b2)
+"""
+
+
+def title_atoms(infield_file: Path, tokens_file: Path) -> str:
+    """``HasTitle(bib, token)`` lines: the tokens at the positions a file's
+    ``InField(c, Ftitle, i)`` atoms put in the title (``Token`` atoms from
+    ``tokens_file``)."""
+    token = {(c, i): w for w, i, c in read_atoms(tokens_file, ("Token",))["Token"]}
+    seen = set()
+    for c, f, i in infield_set(Path(infield_file).read_text().split()):
+        if f == "Ftitle" and (c, i) in token:
+            seen.add((c, token[(c, i)]))
+    return "".join(f"HasTitle({c}, {w})\n" for c, w in sorted(seen))
+
+
+def er_clusters(train_db: str, evidence_db: str, result: str, evidence_out: str, titles: str | None = None,
+                seed: int = 0) -> None:
+    """The set-level ``SameBib`` model of ``bench/workloads/cora_er.py``
+    (``TOKENS_MODEL``: Jaccard bins of the citations' token sets, front, back,
+    first five and numbers, a set-level "some pair has token Jaccard < 0.2"),
+    plus :data:`TITLE_PART` when ``titles`` (a file of MAP ``InField`` atoms
+    for the evidence) is given, learned by SampleRank on ``train_db``, clustered
+    by greedy agglomerative MAP on ``evidence_db``. Writes the pairs of its
+    clusters twice: ``result`` (one orientation and the reflexive atoms, scored
+    like the models' answers) and ``evidence_out`` (both orientations:
+    ``SameBib`` evidence for a segmentation model). Run in a child."""
+    from markovlogic import MLN, Database
+    from markovlogic.learn.samplerank import SampleRankOptions, learn_samplerank_model
+
+    from bench.workloads.cora_er import TOKENS_MODEL, tokens_db_text
+
+    text = TOKENS_MODEL + (TITLE_PART if titles else "")
+    mln = MLN.from_string(text, filename="<set-level SameBib model>")
+    train_text = tokens_db_text(Path(train_db), True)
+    test_text = tokens_db_text(Path(evidence_db), False)
+    if titles:
+        train_text += title_atoms(Path(train_db), Path(train_db))
+        test_text += title_atoms(Path(titles), Path(evidence_db))
+    train = Database.from_string(train_text, mln=mln)
+    lm = learn_samplerank_model(mln, [train], query_predicates=["SameBib"], seed=seed,
+                                options=SampleRankOptions(seed=seed))
+    answer = lm.mln.map(Database.from_string(test_text, mln=lm.mln), ["SameBib"], method="agglomerative")
+    one, both = [], []
+    for cluster in answer.clusters["SameBib"]:
+        c = sorted(cluster)
+        one += [f"SameBib({a},{a})" for a in c]
+        for k, a in enumerate(c):
+            one += [f"SameBib({a},{b})" for b in c[k + 1:]]
+            both += [f"SameBib({a},{b})" for b in c if b != a]
+    Path(result).write_text("\n".join(one) + "\n")
+    Path(evidence_out).write_text("\n".join(both) + "\n")
+
+
+def _er_step(fold: Fold, work: Path, log: Path, tag: str, titles: Path | None) -> tuple[Path, Path, float, float]:
+    """:func:`er_clusters` in a fresh process: (result, SameBib evidence, seconds, peak MB)."""
+    result, evidence = work / f"{tag}.sets.result", work / f"{tag}.sets.samebib.db"
+    code = (f"from bench.workloads.citations import er_clusters; er_clusters({str(fold.train)!r}, "
+            f"{str(fold.evidence)!r}, {str(result)!r}, {str(evidence)!r}, "
+            f"{str(titles) if titles else None!r})")
+    start = time.perf_counter()
+    with open(log, "a") as out:
+        out.write(f"$ er_clusters ({tag}: SampleRank, agglomerative MAP{', titles from ' + str(titles) if titles else ''})\n")
+        out.flush()
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"er_clusters failed; see {log}")
+    return result, evidence, round(time.perf_counter() - start, 1), round(usage.ru_maxrss / 1024.0)
+
+
+def run_er_systems(fold: Fold, work: Path, learned: dict[str, Path], match: str, save_dir: Path | None,
+                   systems=ER_SYSTEMS) -> dict[str, dict]:
+    """Entity resolution by the set-level model, and the information passed
+    between it and segmentation (rows of the fold's JSON; ``learned``: the
+    fold's learned ``isolated`` and ``jnt-seg-er`` models):
+
+    - ``sets``: the set-level model on token sets alone (no segmentation);
+    - ``isolated>sets`` (pipeline): Isolated's MAP segmentation, then the
+      set-level model with the title words it found; segmentation is Isolated's;
+    - ``jnt-seg-er<>sets`` (joint, by block coordinate ascent between the two
+      models): Jnt-Seg-ER's MAP (``InField`` and its own ``SameBib``); the
+      set-level model with its titles; Jnt-Seg-ER's ``InField`` again with those
+      clusters as ``SameBib`` evidence (its consecutive rules then introduce a
+      boundary before a trigram only when a citation it matches is in the same
+      cluster); the set-level model with the new titles. Segmentation and
+      ``SameBib`` are those of the last steps.
+
+    Learning seconds and peak are the set-level model's (the segmentation
+    models' are in their own rows); inference seconds add the steps' MAP."""
+    log = work / "sets.log"
+    rows: dict[str, dict] = {}
+    truth = {tuple(a) for a in read_atoms(fold.truth, ("InField",))["InField"]}
+
+    def seg_map(model: Path, tag: str, samebib: Path | None) -> tuple[Path, float, float]:
+        derived = work / f"{tag}.derived.db"
+        if not derived.is_file():
+            mln_step(["derive", "-i", str(model), "-e", str(fold.evidence), "-o", str(derived), "--match", match], log)
+        result = work / f"{tag}.seg.result"
+        evidence = [fold.evidence, derived] + ([samebib] if samebib else [])
+        s, mb = mln_step(["infer", "-i", str(model), "-e", ",".join(map(str, evidence)),
+                          "-q", "InField" if samebib else "InField,SameBib", "--map", "-r", str(result)], log)
+        return result, s, mb
+
+    if ER_TOKENS in systems:
+        er, _, s, mb = _er_step(fold, work, log, "tokens", None)
+        rows[ER_TOKENS] = {**samebib_scores(er, fold.truth), "learn_s": s, "learn_peak_mb": mb}
+    if ER_PIPELINE in systems and "isolated" in learned:
+        seg, s1, mb1 = seg_map(learned["isolated"], "isolated", None)
+        er, _, s, mb = _er_step(fold, work, log, "isolated", seg)
+        rows[ER_PIPELINE] = {**segmentation_scores(infield_set(seg.read_text().split()), truth),
+                             **samebib_scores(er, fold.truth), "learn_s": s, "learn_peak_mb": mb,
+                             "infer_s": s1, "infer_peak_mb": mb1}
+    if ER_JOINT in systems and "jnt-seg-er" in learned:
+        model = learned["jnt-seg-er"]
+        seg0, s0, mb0 = seg_map(model, "jnt-seg-er", None)
+        _, ev1, s1, mb1 = _er_step(fold, work, log, "jnt-seg-er.1", seg0)
+        seg1, s2, mb2 = seg_map(model, "jnt-seg-er", ev1)
+        er2, _, s3, mb3 = _er_step(fold, work, log, "jnt-seg-er.2", seg1)
+        rows[ER_JOINT] = {**segmentation_scores(infield_set(seg1.read_text().split()), truth),
+                          **samebib_scores(er2, fold.truth), "learn_s": max(s1, s3), "learn_peak_mb": max(mb1, mb3),
+                          "infer_s": round(s0 + s2 + s1 + s3 - max(s1, s3), 1), "infer_peak_mb": max(mb0, mb2),
+                          "round0_all_f1": segmentation_scores(infield_set(seg0.read_text().split()), truth)["all_f1"]}
+    if save_dir is not None:
+        (save_dir / f"{fold.dataset}.sets.fold{fold.fold}.log").write_text(log.read_text())
+    return rows
+
+
 def run_fold(dataset: str, fold: int, models: list[str], method: str = "dn", max_seconds: float = 420.0,
              match: str = "fuzzy", save_dir: Path | None = None, baselines: bool = True,
              extra_learn: list[str] = ()) -> dict:
@@ -443,8 +580,23 @@ def run_fold(dataset: str, fold: int, models: list[str], method: str = "dn", max
         for model in models:
             if model == "jnt-seg-er" and not f.er:
                 continue
+            if model in ER_SYSTEMS:
+                continue
             results["rows"][model] = run_model(f, model, work, method, max_seconds, match, save_dir, extra_learn)
             results["rows"][model]["load"] = os.getloadavg()[0]
+            if save_dir is not None:
+                _save(save_dir, results)
+        systems = [m for m in models if m in ER_SYSTEMS]
+        if systems and f.er:
+            learned = {}
+            for m in ("isolated", "jnt-seg-er"):
+                path = work / f"{m}.fold{fold}.mln"
+                if not path.is_file() and save_dir is not None:
+                    path = save_dir / f"{dataset}.{m}.fold{fold}.mln"
+                if path.is_file():
+                    learned[m] = path
+            for name, row in run_er_systems(f, work, learned, match, save_dir, systems).items():
+                results["rows"][name] = {**row, "load": os.getloadavg()[0]}
             if save_dir is not None:
                 _save(save_dir, results)
         results["load_after"] = os.getloadavg()[0]
@@ -462,8 +614,10 @@ def _save(save_dir: Path, results: dict) -> None:
 
 # ------------------------------------------------------------------ tables
 
-ROW_ORDER = ("baseline", "isolated", "jnt-seg", "jnt-seg-er", "tokens jaccard", "Fellegi-Sunter (LR)")
-NAMES = {"baseline": "per-token baseline", "isolated": "Isolated", "jnt-seg": "Jnt-Seg", "jnt-seg-er": "Jnt-Seg-ER"}
+ROW_ORDER = ("baseline", "isolated", "jnt-seg", "jnt-seg-er", ER_TOKENS, ER_PIPELINE, ER_JOINT, "tokens jaccard",
+             "Fellegi-Sunter (LR)")
+NAMES = {"baseline": "per-token baseline", "isolated": "Isolated", "jnt-seg": "Jnt-Seg", "jnt-seg-er": "Jnt-Seg-ER",
+         ER_TOKENS: "Sets (tokens)", ER_PIPELINE: "Isolated > Sets", ER_JOINT: "Jnt-Seg-ER <> Sets"}
 
 
 def tables(save_dir: Path) -> str:
@@ -559,7 +713,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Citation segmentation and matching: Isolated, Jnt-Seg, Jnt-Seg-ER")
     parser.add_argument("--dataset", default="cora_refs", choices=sorted(FOLDS))
     parser.add_argument("--folds", default=None, help="e.g. 1-3 or 2,4 (default: all of the dataset)")
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default=",".join(MODELS + ER_SYSTEMS),
+                        help=f"of {', '.join(MODELS + ER_SYSTEMS)}; the last three (run_er_systems) use the fold's "
+                             "learned isolated and jnt-seg-er (this run's, or --save-dir's)")
     parser.add_argument("--method", default="dn")
     parser.add_argument("--max-seconds", type=float, default=420.0, help="learning time cap per model")
     parser.add_argument("--match", default="fuzzy", choices=("exact", "fuzzy"), help="mln derive --match")
