@@ -5,8 +5,10 @@
 
 Computes the derived predicates the model declares (today the citation
 predicates ``SimilarTitle``, ``SimilarVenue``, ``JntInfCandidate`` of Poon &
-Domingos; definitions in ``markovlogic.derive.citations``) from the token
-evidence and writes their true atoms to DERIVED.db, atomically. Then
+Domingos, definitions in ``markovlogic.derive.citations``; and the citations'
+token sets ``HasTok``, ``HasFront``, ``HasBack``, ``HasFirst``, ``HasNum``,
+``HasTitle`` of the set-level entity-resolution model,
+``markovlogic.derive.tokensets``) from the token evidence and writes their true atoms to DERIVED.db, atomically. Then
 ``mln infer -i MODEL.mln -e EVIDENCE.db,DERIVED.db ...``.
 """
 
@@ -41,7 +43,8 @@ def derive_command(
         4, "--min-fuzzy-length",
         help="fuzzy: shorter words must be equal (after stemming) to match."),
 ) -> None:
-    """Compute the derived evidence (SimilarTitle, SimilarVenue, JntInfCandidate) a model declares."""
+    """Compute the derived evidence a model declares (SimilarTitle, SimilarVenue, JntInfCandidate; the token
+    sets HasTok, HasFront, HasBack, HasFirst, HasNum, HasTitle)."""
     from ..derive import DeriveOptions, _declared, derive_atoms, write_db
 
     if venue_pairs not in ("auto", "all", "titled"):
@@ -59,7 +62,10 @@ def derive_command(
         raise MLNSemanticError(f"the model declares none of the derived predicates ({', '.join(DERIVED)}); "
                                "nothing to derive")
     loaded = time.perf_counter()
-    out = derive_atoms(mln, dbs, DeriveOptions(predicates=declared, venue_pairs=venue_pairs, match=match,
+    from ..derive.citations import DERIVED as CITATION_PREDICATES
+
+    cited = tuple(p for p in declared if p in CITATION_PREDICATES)
+    out = derive_atoms(mln, dbs, DeriveOptions(predicates=cited, venue_pairs=venue_pairs, match=match,
                                                        min_fuzzy_length=min_fuzzy_length))
     counts = write_db(out, output)
     done = time.perf_counter()

@@ -2,8 +2,11 @@
 
 Today: the citation predicates of Poon & Domingos' joint segmentation and
 entity-resolution MLNs (``SimilarTitle``, ``SimilarVenue``, ``JntInfCandidate``;
-definitions in :mod:`.citations`). ``mln derive -i MODEL.mln -e EVIDENCE.db -o
-DERIVED.db`` writes the ones the model declares; from Python::
+definitions in :mod:`.citations`) and the citations' token sets of the
+set-level entity-resolution model (``HasTok``, ``HasFront``, ``HasBack``,
+``HasFirst``, ``HasNum``, ``HasTitle``; :mod:`.tokensets`). ``mln derive -i
+MODEL.mln -e EVIDENCE.db -o DERIVED.db`` writes the ones the model declares;
+from Python::
 
     from markovlogic.derive import derive
     derived = derive(mln, db)            # a Database of true atoms
@@ -16,8 +19,13 @@ from dataclasses import replace
 from ..errors import EvidenceError, MLNSemanticError
 from ..lang.ast import EvidenceAtom, GroundAtom
 from ..model import MLN, Database
-from .citations import (ARITY, DERIVED, TITLE_PREDICATE, VENUE_PREDICATE, DeriveOptions,
-                        derive_citations, group_atoms)
+from .citations import ARITY as CITATION_ARITY
+from .citations import DERIVED as CITATION_PREDICATES
+from .citations import TITLE_PREDICATE, VENUE_PREDICATE, DeriveOptions, derive_citations, group_atoms
+from .tokensets import TOKEN_SETS, derive_token_sets
+
+DERIVED = CITATION_PREDICATES + TOKEN_SETS
+ARITY = {**CITATION_ARITY, **{name: 2 for name in TOKEN_SETS}}
 
 __all__ = ["DeriveOptions", "derive", "derive_atoms", "venue_pairs_for", "DERIVED"]
 
@@ -60,14 +68,17 @@ def venue_pairs_for(mln: MLN) -> str:
 def derive_atoms(mln: MLN, db: Database | list[Database], options: DeriveOptions | None = None
                  ) -> dict[str, list[tuple[str, ...]]]:
     """Predicate -> arguments of its true atoms, for the derived predicates
-    ``mln`` declares (or ``options.predicates`` if given)."""
+    ``mln`` declares (or, for the citation predicates, ``options.predicates``
+    if given; the token sets are those ``mln`` declares)."""
     dbs = db if isinstance(db, list) else [db]
     declared = _declared(mln)
+    sets = tuple(p for p in declared if p in TOKEN_SETS)
     if options is None:
         if not declared:
             raise MLNSemanticError(f"the model declares none of the derived predicates ({', '.join(DERIVED)}); "
                                    "nothing to derive")
-        options = DeriveOptions(predicates=declared, venue_pairs=venue_pairs_for(mln))
+        options = DeriveOptions(predicates=tuple(p for p in declared if p in CITATION_PREDICATES),
+                                venue_pairs=venue_pairs_for(mln))
     elif options.venue_pairs == "auto":
         options = replace(options, venue_pairs=venue_pairs_for(mln))
     atoms = group_atoms(a for d in dbs for a in d.atoms)
@@ -75,7 +86,10 @@ def derive_atoms(mln: MLN, db: Database | list[Database], options: DeriveOptions
         if atoms.get(name):
             raise EvidenceError(f"the evidence already has {name} atoms; derive from evidence without them "
                                 "(the derived file would contradict or duplicate them)")
-    return derive_citations(atoms, options)
+    out = derive_citations(atoms, options) if options.predicates else {}
+    if sets:
+        out.update(derive_token_sets(atoms, sets))
+    return out
 
 
 def derive(mln: MLN, db: Database | list[Database], options: DeriveOptions | None = None) -> Database:
