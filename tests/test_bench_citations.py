@@ -164,3 +164,31 @@ def test_er_clusters_writes_result_and_evidence(tmp_path: Path):
         assert all((b, a) in pairs for a, b in pairs) and all(a != b for a, b in pairs)
         one = {tuple(x[len("SameBib("):-1].split(",")) for x in lines}
         assert {(a, b) for a, b in pairs if a < b} == {(a, b) for a, b in one if a != b}
+
+
+def test_shipped_sets_model_pipeline(tmp_path: Path):
+    """README's entity-resolution-first path: Isolated's segmentation, the set-level model's clusters from
+    its titles, Jnt-Seg-ER's segmentation with those clusters as SameBib evidence."""
+    from markovlogic.cli import main
+    from test_derive_citations import evidence
+
+    ev = tmp_path / "e.db"
+    ev.write_text(evidence({"A": "Smith. On the strength of weak learnability. Proceedings of ML",
+                            "B": "Smith, On the strength of weak learnability. Proceedings of ML",
+                            "C": "Jones. Learning decision trees by induction. Machine Learning"}))
+    seg, derived = tmp_path / "seg.result", tmp_path / "d.db"
+    assert main(["derive", "-i", str(EXAMPLES / "isolated.mln"), "-e", str(ev), "-o", str(derived)]) == 0
+    assert main(["infer", "-i", str(EXAMPLES / "isolated.mln"), "-e", f"{ev},{derived}", "-q", "InField,SameBib",
+                 "--map", "-r", str(seg)]) == 0
+    sets, clusters = tmp_path / "sets.db", tmp_path / "clusters.result"
+    assert main(["derive", "-i", str(EXAMPLES / "sets.mln"), "-e", f"{ev},{seg}", "-o", str(sets)]) == 0
+    assert "HasTitle(" in sets.read_text()
+    assert main(["infer", "-i", str(EXAMPLES / "sets.mln"), "-e", str(sets), "-q", "SameBib", "--map",
+                 "-r", str(clusters)]) == 0
+    pairs = set(clusters.read_text().split())
+    assert {"SameBib(A,B)", "SameBib(B,A)"} <= pairs and "SameBib(A,C)" not in pairs
+    out, d2 = tmp_path / "seg2.result", tmp_path / "d2.db"
+    assert main(["derive", "-i", str(EXAMPLES / "jnt-seg-er.mln"), "-e", str(ev), "-o", str(d2)]) == 0
+    assert main(["infer", "-i", str(EXAMPLES / "jnt-seg-er.mln"), "-e", f"{ev},{d2},{clusters}", "-q", "InField",
+                 "--map", "-r", str(out)]) == 0
+    assert "InField(A," in out.read_text()
