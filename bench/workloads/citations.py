@@ -191,7 +191,7 @@ from bench.harness import REPO_ROOT, Skip, data_dir, workload
 
 FIELDS = ("Fauthor", "Ftitle", "Fvenue")
 EXAMPLES = REPO_ROOT / "examples" / "citations"
-MODELS = ("isolated", "jnt-seg", "jnt-seg-er")
+MODELS = ("isolated", "jnt-seg", "jnt-seg-er", "jnt-seg-er-soft")
 FOLDS = {"cora_refs": 3, "cora_tokens": 5, "cora_ie": 5, "citeseer": 4}
 ER_DATASETS = ("cora_refs", "cora_tokens")
 COARSE = {"Fauthor": "Fauthor", "Ftitle": "Ftitle", "Fbooktitle": "Fvenue", "Fjournal": "Fvenue", "Ftech": "Fvenue"}
@@ -623,7 +623,7 @@ def run_fold(dataset: str, fold: int, models: list[str], method: str = "dn", max
                 for name, fig in er_baselines(f, work).items():
                     results["rows"][name] = fig
         for model in models:
-            if model == "jnt-seg-er" and not f.er:
+            if model.startswith("jnt-seg-er") and not f.er:
                 continue
             if model in ER_SYSTEMS:
                 continue
@@ -659,9 +659,10 @@ def _save(save_dir: Path, results: dict) -> None:
 
 # ------------------------------------------------------------------ tables
 
-ROW_ORDER = ("baseline", "isolated", "jnt-seg", "jnt-seg-er", ER_TOKENS, ER_PIPELINE, ER_JOINT, "tokens jaccard",
+ROW_ORDER = ("baseline", "isolated", "jnt-seg", "jnt-seg-er", "jnt-seg-er-soft", ER_TOKENS, ER_PIPELINE, ER_JOINT, "tokens jaccard",
              "Fellegi-Sunter (LR)")
 NAMES = {"baseline": "per-token baseline", "isolated": "Isolated", "jnt-seg": "Jnt-Seg", "jnt-seg-er": "Jnt-Seg-ER",
+         "jnt-seg-er-soft": "Jnt-Seg-ER soft",
          ER_TOKENS: "Sets (tokens)", ER_PIPELINE: "Isolated > Sets", ER_JOINT: "Jnt-Seg-ER <> Sets"}
 
 
