@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bench.workloads.citations import (  # noqa: E402
     EXAMPLES,
+    EXTRA_MODELS,
     MODELS,
     _write_pairs,
     baseline_fit,
@@ -84,8 +85,8 @@ def test_samebib_result_scored_by_mln_eval_code(tmp_path: Path):
 def test_shipped_models_and_templates_parse():
     from markovlogic import MLN
 
-    for model in MODELS:
-        for name in (f"{model}.mln", f"{model}.template.mln"):
+    for model in MODELS + EXTRA_MODELS:
+        for name in (f"{model}.mln", f"{model}.template.mln") if model in MODELS else (f"{model}.template.mln",):
             mln = MLN.from_file(EXAMPLES / name)
             assert {"InField", "SameBib", "SimilarTitle", "SimilarVenue", "JntInfCandidate"} <= set(mln.predicates)
             assert mln.predicates["JntInfCandidate"].closed
