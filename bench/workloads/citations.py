@@ -478,6 +478,45 @@ def run_model(fold: Fold, model: str, work: Path, method: str, max_seconds: floa
     return figures
 
 
+MCSAT = "+mcsat"          # a model name with this suffix: the fold's learned model run with MC-SAT
+MCSAT_ARGS = ("--samples", "1000", "--burn-in", "100", "--init", "maxwalksat", "--cluster-moves", "--seed", "0")
+
+
+def thresholded(result: Path, out: Path, threshold: float = 0.5) -> None:
+    """A marginals result file (``ATOM PROBABILITY`` lines) as a MAP-like file
+    of the atoms above ``threshold`` (how the thesis read MC-SAT's answers)."""
+    keep = []
+    for line in result.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and float(parts[1]) > threshold:
+            keep.append(parts[0])
+    out.write_text("".join(a + "\n" for a in keep))
+
+
+def run_mcsat(fold: Fold, model: str, work: Path, learned: Path, match: str, save_dir: Path | None) -> dict:
+    """The fold's learned ``model`` on the test evidence with MC-SAT (Poon's
+    extensions that help on these networks, ``bench/workloads/mcsat_ext.py``:
+    a MaxWalkSAT start and cluster moves; 1,000 samples after 100 burn-in),
+    marginals thresholded at 0.5, scored like the MAP rows."""
+    log = work / f"{model}{MCSAT}.log"
+    derived = work / f"{model}{MCSAT}.derived.db"
+    mln_step(["derive", "-i", str(learned), "-e", str(fold.evidence), "-o", str(derived), "--match", match], log)
+    queries = "InField,SameBib" if fold.er else "InField"
+    result, stats = work / f"{model}{MCSAT}.marginals", work / f"{model}{MCSAT}.stats.json"
+    s, mb = mln_step(["infer", "-i", str(learned), "-e", f"{fold.evidence},{derived}", "-q", queries, *MCSAT_ARGS,
+                      "-r", str(result), "--stats-json", str(stats)], log)
+    answer = work / f"{model}{MCSAT}.result"
+    thresholded(result, answer)
+    figures: dict = {"infer_s": s, "infer_peak_mb": mb, "learn_s": 0.0, "learn_peak_mb": 0}
+    truth = {tuple(a) for a in read_atoms(fold.truth, ("InField",))["InField"]}
+    figures.update(segmentation_scores(infield_set(answer.read_text().split()), truth))
+    if fold.er:
+        figures.update(samebib_scores(answer, fold.truth))
+    if save_dir is not None:
+        (save_dir / f"{fold.dataset}.{model}{MCSAT}.fold{fold.fold}.log").write_text(log.read_text())
+    return figures
+
+
 # systems that resolve entities with the set-level model (bench/workloads/cora_er.py) and
 # pass information between it and the learned segmentation models (run_er_systems)
 ER_TOKENS, ER_PIPELINE, ER_JOINT = "sets", "isolated>sets", "jnt-seg-er<>sets"
@@ -635,6 +674,18 @@ def run_fold(dataset: str, fold: int, models: list[str], method: str = "dn", max
                 continue
             if model in ER_SYSTEMS:
                 continue
+            if model.endswith(MCSAT):
+                base = model[: -len(MCSAT)]
+                learned = work / f"{base}.fold{fold}.mln"
+                if not learned.is_file() and save_dir is not None:
+                    learned = save_dir / f"{dataset}.{base}.fold{fold}.mln"
+                if not learned.is_file() or (base.startswith("jnt-seg-er") and not f.er):
+                    continue
+                results["rows"][model] = {**run_mcsat(f, base, work, learned, match, save_dir),
+                                          "load": os.getloadavg()[0]}
+                if save_dir is not None:
+                    _save(save_dir, results)
+                continue
             results["rows"][model] = run_model(f, model, work, method, max_seconds, match, save_dir, extra_learn)
             results["rows"][model]["load"] = os.getloadavg()[0]
             if save_dir is not None:
@@ -671,7 +722,18 @@ ROW_ORDER = ("baseline", "isolated", "jnt-seg", "jnt-seg-er", "jnt-seg-er-soft",
              "Fellegi-Sunter (LR)")
 NAMES = {"baseline": "per-token baseline", "isolated": "Isolated", "jnt-seg": "Jnt-Seg", "jnt-seg-er": "Jnt-Seg-ER",
          "jnt-seg-er-soft": "Jnt-Seg-ER soft",
-         ER_TOKENS: "Sets (tokens)", ER_PIPELINE: "Isolated > Sets", ER_JOINT: "Jnt-Seg-ER <> Sets"}
+         ER_TOKENS: "Sets (tokens)", ER_PIPELINE: "Isolated > Sets", ER_JOINT: "Jnt-Seg-ER <> Sets",
+         "isolated" + MCSAT: "Isolated MC-SAT", "jnt-seg" + MCSAT: "Jnt-Seg MC-SAT", "jnt-seg-er" + MCSAT: "Jnt-Seg-ER MC-SAT"}
+
+
+def _row_order(r: dict) -> list[str]:
+    """ROW_ORDER, each model followed by its MC-SAT row when the fold has one."""
+    out = []
+    for name in ROW_ORDER:
+        out.append(name)
+        if name + MCSAT in r["rows"]:
+            out.append(name + MCSAT)
+    return out
 
 
 def tables(save_dir: Path) -> str:
@@ -687,7 +749,7 @@ def tables(save_dir: Path) -> str:
         out.append("fold  system              author  title   venue   all      learn s  infer s  peak MB  load")
         means: dict[str, list] = defaultdict(list)
         for r in folds:
-            for name in ROW_ORDER:
+            for name in _row_order(r):
                 x = r["rows"].get(name)
                 if x is None or "all_f1" not in x:
                     continue
@@ -709,7 +771,7 @@ def tables(save_dir: Path) -> str:
             keys = ("er_pairwise_precision", "er_pairwise_recall", "er_pairwise_f1", "er_closure_pairwise_precision",
                     "er_closure_pairwise_recall", "er_closure_pairwise_f1", "er_cluster_recall")
             for r in folds:
-                for name in ROW_ORDER:
+                for name in _row_order(r):
                     x = r["rows"].get(name)
                     if x is None or "er_pairwise_f1" not in x:
                         continue
