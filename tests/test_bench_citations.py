@@ -28,6 +28,7 @@ from bench.workloads.citations import (  # noqa: E402
     infield_set,
     samebib_scores,
     segmentation_scores,
+    thresholded,
     title_atoms,
 )
 
@@ -193,3 +194,13 @@ def test_shipped_sets_model_pipeline(tmp_path: Path):
     assert main(["infer", "-i", str(EXAMPLES / "jnt-seg-er.mln"), "-e", f"{ev},{d2},{clusters}", "-q", "InField",
                  "--map", "-r", str(out)]) == 0
     assert "InField(A," in out.read_text()
+
+
+def test_mcsat_marginals_thresholded_at_one_half(tmp_path: Path):
+    marginals = tmp_path / "m.result"
+    marginals.write_text("InField(A,Ftitle,P01) 0.9300\nInField(A,Fvenue,P01) 0.0500\nInField(A,Fvenue,P02) 0.5000\n"
+                         "SameBib(A,B) 0.7100\nSameBib(A,A) 1.0000\n")
+    out = tmp_path / "t.result"
+    thresholded(marginals, out)
+    assert out.read_text().split() == ["InField(A,Ftitle,P01)", "SameBib(A,B)", "SameBib(A,A)"]
+    assert infield_set(out.read_text().split()) == {("A", "Ftitle", "P01")}
