@@ -182,3 +182,15 @@ def test_fast_db_path_agrees_with_grammar(lines):
         assert isinstance(fast, tuple) and isinstance(slow, tuple), (fast, slow)
     else:
         assert fast == slow
+
+
+def test_unpaired_surrogate_in_evidence_text_is_a_syntax_error():
+    # found by test_db_parser_raises_only_its_own_errors: the compiled scanner encoded the text and
+    # raised UnicodeEncodeError
+    from markovlogic.errors import MLNSyntaxError
+
+    for text, line, column in (("\ud800", 1, 1), ("P(A)\nQ(B\ud800)\n", 2, 4)):
+        with pytest.raises(MLNSyntaxError, match="unpaired surrogate") as info:
+            Database.from_string(text)
+        assert (info.value.line, info.value.column) == (line, column)
+        info.value.render().encode("utf-8")          # printable

@@ -44,7 +44,9 @@ class MarkovLogicError(Exception):
         """The message, the offending line and a caret under the column."""
         text = str(self)
         if self.source_line is not None:
-            text += "\n    " + self.source_line.rstrip("\n")
+            # unpaired surrogates (from a Python string) written as escapes: the text is printable
+            line = self.source_line.rstrip("\n").encode("utf-8", "backslashreplace").decode("utf-8")
+            text += "\n    " + line
             if self.column is not None:
                 text += "\n    " + " " * (self.column - 1) + "^"
         return text

@@ -521,7 +521,15 @@ class ColumnReader:
         f = len(self.cols.files)
         self.cols.files.append(filename)
         self.cols.texts[f] = text
-        data = text.encode("utf-8")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as err:    # a lone surrogate: no file can hold it
+            from ..errors import MLNSyntaxError
+
+            line = text.count("\n", 0, err.start) + 1
+            column = err.start - (text.rfind("\n", 0, err.start) + 1) + 1
+            raise MLNSyntaxError(f"character U+{ord(text[err.start]):04X} (an unpaired surrogate) cannot be "
+                                 "evidence text", file=filename, line=line, column=column) from None
         start = 0
         before = 0
         while start < len(data):
