@@ -82,12 +82,16 @@ every fold of cora_refs (3), cora_tokens (5), cora_ie (5) and citeseer
     citeseer: segmentation, token F1 (author title venue all), learn/infer seconds, peak MB
     mean  per-token baseline  0.8844  0.8202  0.8804  0.8617   (4 folds)
     mean  Isolated            0.9068  0.8590  0.8989  0.8889   (4 folds)
+    mean  Isolated MC-SAT     0.9227  0.8961  0.9139  0.9104   (4 folds)
     mean  Jnt-Seg             0.9181  0.8595  0.8984  0.8909   (4 folds)
+    mean  Jnt-Seg MC-SAT      0.9298  0.8773  0.9032  0.9008   (4 folds)
 
     cora_ie: segmentation, token F1 (author title venue all), learn/infer seconds, peak MB
     mean  per-token baseline  0.8959  0.8143  0.7755  0.8265   (5 folds)
     mean  Isolated            0.9546  0.9236  0.8956  0.9252   (5 folds)
+    mean  Isolated MC-SAT     0.9537  0.9075  0.8869  0.9157   (5 folds)
     mean  Jnt-Seg             0.9585  0.9210  0.8900  0.9237   (5 folds)
+    mean  Jnt-Seg MC-SAT      0.9550  0.9014  0.8808  0.9118   (5 folds)
 
     cora_refs: segmentation, token F1 (author title venue all), learn/infer seconds, peak MB
     mean  per-token baseline  0.8786  0.7954  0.7335  0.8092   (3 folds)
@@ -164,8 +168,9 @@ tokens only, .979 pipeline, .976 joint).
 
 *Segmentation.* Every model beats the per-token baseline except Isolated on
 citeseer fold 1 (.845 against .863). Joint beats isolated on cora_tokens
-(Jnt-Seg-ER .970 against .967, four folds of five) and citeseer (Jnt-Seg
-.891 against .889, two folds of four, large wins on 1-2, a loss on 4), ties
+(Jnt-Seg-ER .970 against .967, four folds of five) and, under MAP only,
+citeseer (Jnt-Seg .891 against .889, two folds of four, large wins on 1-2,
+a loss on 4; under MC-SAT .901 against .910), ties
 on cora_ie (.924 against .925) and loses on cora_refs (.900-.909 against
 .930). Why cora_refs: on its training data a ``JntInfCandidate`` whose
 citations are the same paper marks a true field boundary only 61-80 % of
@@ -186,10 +191,13 @@ not reached; its labels put every token other than author and title in the
 venue, while here year, pages, publisher, editor ... belong to no field.
 
 *MC-SAT* (as the thesis ran the models: marginals thresholded at 0.5; here
-with a MaxWalkSAT start and cluster moves, 1,000 samples, 30-37 s a fold on
-cora_tokens, 104-233 s on cora_refs): token F1 a few thousandths below MAP
-for every model (cora_tokens .965/.960/.966, cora_refs .925/.908/.903), the
-same order between the models; ``SameBib`` as MAP's.
+with a MaxWalkSAT start and cluster moves, 1,000 samples; 14-37 s a fold on
+cora_tokens, cora_ie and citeseer, 104-233 s on cora_refs): token F1 a few
+thousandths to a hundredth below MAP on the Cora sets (cora_tokens
+.965/.960/.966, cora_refs .925/.908/.903, cora_ie .916/.912), the same order
+between the models; on citeseer above MAP (Isolated .910, Jnt-Seg .901),
+and there Isolated beats Jnt-Seg, the reverse of MAP's order. ``SameBib``
+as MAP's except Jnt-Seg-ER on cora_tokens.
 """
 
 from __future__ import annotations
