@@ -29,7 +29,6 @@ from bench.workloads.citations import (  # noqa: E402
     samebib_scores,
     segmentation_scores,
     thresholded,
-    title_atoms,
 )
 
 
@@ -113,7 +112,7 @@ def test_shipped_models_derive_and_map(tmp_path: Path):
 
 
 def _citations_db(texts: dict[str, str], clusters: list[list[str]] | None = None, fields=None) -> str:
-    lines = []
+    lines = [f"Next(P{k + 1:02d},P{k:02d})" for k in range(12)]
     for b, text in texts.items():
         for k, w in enumerate(text.split()):
             lines.append(f"Token(T{w.upper()},P{k:02d},{b})")
@@ -126,16 +125,6 @@ def _citations_db(texts: dict[str, str], clusters: list[list[str]] | None = None
     for c in clusters or []:
         lines += [f"SameBib({a},{b})" for a in c for b in c]
     return "\n".join(lines) + "\n"
-
-
-def test_title_atoms_from_map_infield(tmp_path: Path):
-    ev = tmp_path / "e.db"
-    ev.write_text(_citations_db({"A": "smith weak learnability ml", "B": "jones weak learnability"}))
-    result = tmp_path / "r.result"
-    result.write_text("InField(A,Fauthor,P00)\nInField(A,Ftitle,P01)\nInField(A,Ftitle,P02)\n"
-                      "InField(B,Ftitle,P02)\nInField(B,Fvenue,P01)\nSameBib(A,B)\n")
-    assert title_atoms(result, ev).split("\n")[:-1] == [
-        "HasTitle(A, TLEARNABILITY)", "HasTitle(A, TWEAK)", "HasTitle(B, TLEARNABILITY)"]
 
 
 def test_er_clusters_writes_result_and_evidence(tmp_path: Path):

@@ -50,7 +50,7 @@ fold's ``isolated`` and ``jnt-seg-er`` are learned, or later from the learned
 models a ``--save-dir`` holds): ``bench/workloads/cora_er.py``'s
 ``TOKENS_MODEL`` (Jaccard bins of whole-citation, front, back, first-five and
 numeric token sets; a set-level feature; structure fixed there before these
-runs) plus ``TITLE_PART`` (Jaccard bins of title words: gold fields on the
+runs) plus Jaccard bins of title words (gold fields on the
 training data, a segmentation model's MAP answer on the test evidence),
 learned by SampleRank, greedy agglomerative MAP. ``Sets`` reads token sets
 only; ``Isolated > Sets`` is the pipeline (Isolated's titles);
@@ -543,54 +543,41 @@ def run_mcsat(fold: Fold, model: str, work: Path, learned: Path, match: str, sav
 # pass information between it and the learned segmentation models (run_er_systems)
 ER_TOKENS, ER_PIPELINE, ER_JOINT = "sets", "isolated>sets", "jnt-seg-er<>sets"
 ER_SYSTEMS = (ER_TOKENS, ER_PIPELINE, ER_JOINT)
-# the set-level model's title part: Jaccard bins of the title words (gold InField on the training
-# data, a segmentation model's MAP InField on the test evidence); fixed before any run of this bench
-TITLE_PART = """HasTitle(bib, token)
-jaccard(b1, b2, HasTitle) >= 0.5 => SameBib(b1, b2)
-jaccard(b1, b2, HasTitle) >= 0.7 => SameBib(b1, b2)
-jaccard(b1, b2, HasTitle) >= 0.9 => SameBib(b1, b2)
-"""
+SETS_TEMPLATE = EXAMPLES / "sets.template.mln"
 
 
-def title_atoms(infield_file: Path, tokens_file: Path) -> str:
-    """``HasTitle(bib, token)`` lines: the tokens at the positions a file's
-    ``InField(c, Ftitle, i)`` atoms put in the title (``Token`` atoms from
-    ``tokens_file``)."""
-    token = {(c, i): w for w, i, c in read_atoms(tokens_file, ("Token",))["Token"]}
-    seen = set()
-    for c, f, i in infield_set(Path(infield_file).read_text().split()):
-        if f == "Ftitle" and (c, i) in token:
-            seen.add((c, token[(c, i)]))
-    return "".join(f"HasTitle({c}, {w})\n" for c, w in sorted(seen))
+def sets_model(titles: bool) -> str:
+    """The set-level model's text: ``examples/citations/sets.template.mln``
+    (the ``TOKENS_MODEL`` of ``bench/workloads/cora_er.py`` plus Jaccard bins
+    of title words), without its ``HasTitle`` lines when ``titles`` is false."""
+    text = SETS_TEMPLATE.read_text()
+    return text if titles else "".join(line + "\n" for line in text.splitlines() if "HasTitle" not in line)
 
 
 def er_clusters(train_db: str, evidence_db: str, result: str, evidence_out: str, titles: str | None = None,
                 seed: int = 0) -> None:
-    """The set-level ``SameBib`` model of ``bench/workloads/cora_er.py``
-    (``TOKENS_MODEL``: Jaccard bins of the citations' token sets, front, back,
-    first five and numbers, a set-level "some pair has token Jaccard < 0.2"),
-    plus :data:`TITLE_PART` when ``titles`` (a file of MAP ``InField`` atoms
-    for the evidence) is given, learned by SampleRank on ``train_db``, clustered
-    by greedy agglomerative MAP on ``evidence_db``. Writes the pairs of its
+    """The set-level ``SameBib`` model (:func:`sets_model`; title bins when
+    ``titles``, a file of MAP ``InField`` atoms for the evidence, is given),
+    its token sets written by ``mln derive``'s code (the gold fields give the
+    training titles), learned by SampleRank on ``train_db``, clustered by
+    greedy agglomerative MAP on the derived sets of ``evidence_db`` -- the
+    commands of ``examples/citations/README.md``. Writes the pairs of its
     clusters twice: ``result`` (one orientation and the reflexive atoms, scored
     like the models' answers) and ``evidence_out`` (both orientations:
     ``SameBib`` evidence for a segmentation model). Run in a child."""
     from markovlogic import MLN, Database
+    from markovlogic.derive import derive_atoms, write_db
     from markovlogic.learn.samplerank import SampleRankOptions, learn_samplerank_model
 
-    from bench.workloads.cora_er import TOKENS_MODEL, tokens_db_text
-
-    text = TOKENS_MODEL + (TITLE_PART if titles else "")
-    mln = MLN.from_string(text, filename="<set-level SameBib model>")
-    train_text = tokens_db_text(Path(train_db), True)
-    test_text = tokens_db_text(Path(evidence_db), False)
-    if titles:
-        train_text += title_atoms(Path(train_db), Path(train_db))
-        test_text += title_atoms(Path(titles), Path(evidence_db))
-    train = Database.from_string(train_text, mln=mln)
+    mln = MLN.from_string(sets_model(titles is not None), filename=str(SETS_TEMPLATE))
+    derived = {}
+    for tag, sources in (("train", [train_db]), ("test", [evidence_db] + ([titles] if titles else []))):
+        derived[tag] = Path(result).with_suffix(f".{tag}-sets.db")
+        write_db(derive_atoms(mln, Database.from_file(sources, mln=mln)), derived[tag])
+    train = Database.from_file([train_db, derived["train"]], mln=mln)
     lm = learn_samplerank_model(mln, [train], query_predicates=["SameBib"], seed=seed,
                                 options=SampleRankOptions(seed=seed))
-    answer = lm.mln.map(Database.from_string(test_text, mln=lm.mln), ["SameBib"], method="agglomerative")
+    answer = lm.mln.map(Database.from_file(derived["test"], mln=lm.mln), ["SameBib"], method="agglomerative")
     one, both = [], []
     for cluster in answer.clusters["SameBib"]:
         c = sorted(cluster)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import EvidenceError
-from .citations import _rows, positions_table
+from .citations import _bound, _rows, positions_table
 
 TOKEN_SETS = ("HasTok", "HasFront", "HasBack", "HasFirst", "HasNum", "HasTitle")
 FIRST = 5
@@ -43,21 +43,16 @@ def derive_token_sets(atoms: dict[str, list[tuple[str, ...]]], predicates: tuple
     unknown = set(predicates) - set(TOKEN_SETS)
     if unknown:
         raise ValueError(f"not token-set predicates: {', '.join(sorted(unknown))}")
-    t = positions_table(atoms).table                 # bib, rank, pos, token, ... sorted by (bib, rank)
-    bib = t["bib"].to_numpy()
+    positions = positions_table(atoms)
+    t = positions.table                              # bib, rank, pos, token, ... sorted by (bib, rank)
     rank = t["rank"].to_numpy()
     start = t.groupby("bib", sort=False)["rank"].transform("min").to_numpy()
     offset = rank - start
     keep: dict[str, np.ndarray] = {"HasTok": np.ones(len(t), bool), "HasFirst": offset < FIRST}
     if "HasFront" in predicates or "HasBack" in predicates:
-        first = _rows(atoms, "FirstNonAuthorTitleTkn", 2)
-        rank_of = dict(zip(zip(t["bib"], t["pos"]), rank))
-        bound = {}
-        for b, p in first.itertuples(index=False):
-            r = rank_of.get((b, p))
-            if r is not None:
-                bound[b] = min(r, bound.get(b, r))
-        cut = pd.Series(bib).map(bound).fillna(np.inf).to_numpy()
+        ranks = {p: r for r, p in positions.position_of_rank.items()}
+        # no keyword, or one at a position in no chain: the whole citation is front
+        cut = _bound(atoms, "FirstNonAuthorTitleTkn", ranks, t, min, 1 << 62)
         keep["HasFront"] = rank < cut
         keep["HasBack"] = rank >= cut
     if "HasNum" in predicates:
