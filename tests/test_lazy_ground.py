@@ -171,8 +171,9 @@ def test_held_clauses_and_flip_gains_follow_the_definition(problem, seed):
         assert got == want
         # flip gains in a world whose true atoms are active
         world = active & (rng.random(n) < 0.5)
-        atoms, soft, fixed, broken = act.flip_gains(np.flatnonzero(world))
-        gains = {int(a): (s, f > 0, b > 0) for a, s, f, b in zip(atoms, soft, fixed, broken)}
+        atoms, soft, fixed, broken, rescuable = act.flip_gains(np.flatnonzero(world))
+        gains = {int(a): (s, f > 0, b > 0, b > 0 and r >= b)
+                 for a, s, f, b, r in zip(atoms, soft, fixed, broken, rescuable)}
         x = np.zeros(full.n_atoms, bool)
         x[: len(world)] = world[: full.n_atoms]
         for b in range(full.n_atoms):
@@ -180,6 +181,7 @@ def test_held_clauses_and_flip_gains_follow_the_definition(problem, seed):
                 continue
             s_want = 0.0
             f_want = b_want = False
+            r_want = True          # every broken hard clause has another unknown atom
             for c in full.atom_clause[full.atom_clause_start[b]:full.atom_clause_start[b + 1]]:
                 lits = full.clause_literals(int(c))
                 sign = next(p for a, p in lits if a == b)
@@ -190,11 +192,14 @@ def test_held_clauses_and_flip_gains_follow_the_definition(problem, seed):
                 if full.is_hard[c]:
                     f_want |= sign
                     b_want |= not sign
+                    if not sign:
+                        r_want &= any(a != b for a, p in lits)
                 else:
                     s_want += d * full.weight[c]
-            s_got, f_got, b_got = gains.get(b, (0.0, False, False))
+            s_got, f_got, b_got, r_got = gains.get(b, (0.0, False, False, False))
             assert s_got == pytest.approx(s_want, abs=1e-9), full.atom_name(b)
             assert (f_got, b_got) == (f_want, b_want), full.atom_name(b)
+            assert r_got == (b_want and r_want), full.atom_name(b)
     finally:
         g.close()
 

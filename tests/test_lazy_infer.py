@@ -113,6 +113,43 @@ def test_lazy_mcsat_marginals_match_enumeration(problem):
         assert p == pytest.approx(want.get(name, 0.5), abs=0.03), name
 
 
+# Found by random examples: worlds that the all-false start can only reach by
+# flipping several atoms at once, through hard clauses (each single flip breaks
+# one). Every query atom's marginal against enumeration.
+HARD_GROUPS = [
+    # two worlds (all P false, all P true): P 0.34, Q 0.54
+    ("t = {A, B, C}\nP(t)\nQ(t)\nP(x) <=> P(y).\n0.5 P(x) => Q(x)\n", "", "P,Q", {}),
+    # S(j) needs M(x,i) for every i != j (a positive literal on a held atom)
+    ("t = {A, B, C}\nn = {1, 2, 3}\nS(n)\nM(t,n)\n-1.5 *M(+x,i)\nS(j) => (M(x,i) v i = j).\n", "S(2)\n", "S,M", {}),
+    # S(1) needs M(A,2) false (a negative literal on an active atom that is true), and
+    # M(A,2) is in no held clause at first (the chain never moves it)
+    ("n = {1, 2, 3}\nS(n)\nM(n)\nS(j) => (i = j v !M(i)).\n", "S(2)\n", "M", {"open_": ["S"]}),
+]
+
+
+@pytest.mark.parametrize("model,evidence,queries,where", HARD_GROUPS)
+def test_lazy_mcsat_enters_worlds_behind_hard_clauses(model, evidence, queries, where):
+    mln = MLN.from_string(model, "m.mln")
+    db = Database.from_string(evidence, "e.db")
+    q = parse_queries(queries, mln)
+    g = Grounder(mln, db, q, **where)
+    try:
+        net = g.network()
+    finally:
+        g.close()
+    exact = exact_marginals(net).probabilities
+    want = _by_name(net, exact, np.flatnonzero(net.is_query))
+    g = Grounder(mln, db, q, **where)
+    try:
+        result, held = lazy_mcsat(g, samples=4000, seed=3)
+    finally:
+        g.close()
+    got = _by_name(held, result.probabilities, np.flatnonzero(held.is_query))
+    assert set(got) >= set(want)
+    for name, p in want.items():
+        assert got[name] == pytest.approx(p, abs=0.03), name
+
+
 PINNED = """
 Link(node, node)
 Seed(node)

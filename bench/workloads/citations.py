@@ -827,6 +827,42 @@ workload("citations-fold1-shipped",
          timeout=1800.0)(_shipped_fold1)
 
 
+def jic_report(dataset: str, fold: int, match: str = "fuzzy") -> dict:
+    """The precondition of Jnt-Seg's rule, measured on a fold's *training*
+    data: how often a position ``i`` with a ``JntInfCandidate(c,i,c')`` atom
+    is a true field boundary (``InField`` of ``i`` and ``i+1`` differ, "no
+    field" a label), for any ``c'`` and for a ``c'`` of the same paper
+    (``SameBib`` truth), against the boundaries without punctuation (the
+    ones the rule is there to find)."""
+    import pandas as pd
+
+    from markovlogic import Database
+    from markovlogic.derive.citations import JIC_PREDICATE, DeriveOptions, derive_citations, group_atoms
+
+    atoms = group_atoms(Database.from_file(fold_dir(fold, dataset) / "train.db").atoms)
+    field = pd.DataFrame(atoms["InField"], columns=["bib", "field", "pos"]).drop_duplicates(["bib", "pos"])
+    nxt = pd.DataFrame(atoms["Next"], columns=["pos2", "pos"])
+    tok = pd.DataFrame(atoms["Token"], columns=["token", "pos", "bib"])[["bib", "pos"]]
+    tok = tok.merge(nxt, on="pos").merge(field, on=["bib", "pos"], how="left")
+    tok = tok.merge(field.rename(columns={"pos": "pos2", "field": "field2"}), on=["bib", "pos2"], how="left")
+    tok = tok[tok.pos2.isin(set(pd.DataFrame(atoms["Token"], columns=["t", "p", "b"]).p))]
+    tok["boundary"] = tok.field.fillna("-") != tok.field2.fillna("-")
+    punc = set(map(tuple, atoms.get("HasPunc", [])))
+    tok["punc"] = [(b, p) in punc for b, p in zip(tok.bib, tok.pos)]
+    jic = pd.DataFrame(derive_citations(atoms, DeriveOptions(predicates=(JIC_PREDICATE,), match=match))[JIC_PREDICATE],
+                       columns=["bib", "pos", "bib2"])
+    same = set(map(tuple, atoms.get("SameBib", [])))
+    jic["same"] = [(a, b) in same for a, b in zip(jic.bib, jic.bib2)]
+    out = {"unpunctuated_boundaries": int((tok.boundary & ~tok.punc).sum())}
+    for who, rows in (("any", jic), ("same", jic[jic.same])):
+        at = rows[["bib", "pos"]].drop_duplicates().merge(tok[["bib", "pos", "boundary"]], on=["bib", "pos"], how="left")
+        hit = at.boundary.fillna(True).to_numpy(bool)        # the last position: a boundary (end of citation)
+        out[f"{who}_positions"] = int(len(at))
+        out[f"{who}_boundaries"] = int(hit.sum())
+        out[f"{who}_precision"] = round(float(hit.mean()), 3) if len(at) else None
+    return out
+
+
 def _folds(text: str) -> list[int]:
     if "-" in text:
         a, b = text.split("-")
@@ -848,9 +884,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--save-dir", type=Path, default=None, help="one JSON per fold (and the learned models)")
     parser.add_argument("--table", type=Path, default=None, help="print the tables of a save dir and stop")
+    parser.add_argument("--jic-report", action="store_true",
+                        help="print how often JntInfCandidate marks a true boundary on each fold's training data, and stop")
     args = parser.parse_args(argv)
     if args.table is not None:
         print(tables(args.table))
+        return
+    if args.jic_report:
+        for fold in _folds(args.folds) if args.folds else range(1, FOLDS[args.dataset] + 1):
+            r = jic_report(args.dataset, fold, args.match)
+            print(f"{args.dataset} fold{fold} " + " ".join(f"{k}={v}" for k, v in r.items()), flush=True)
         return
     if args.save_dir is not None:
         args.save_dir.mkdir(parents=True, exist_ok=True)

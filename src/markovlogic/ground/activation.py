@@ -446,7 +446,7 @@ class Activation:
             specs.append((i, conds, 2, "neg"))
         return specs
 
-    def flip_gains(self, true_atoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def flip_gains(self, true_atoms: np.ndarray) -> tuple[np.ndarray, ...]:
         """For the world whose true unknown atoms are ``true_atoms`` (active
         registry atoms; every other unknown atom false): the atoms outside
         ``A`` whose flip changes the state of some ground clause, with the
@@ -454,13 +454,16 @@ class Activation:
         clauses where it is a positive literal, ``-w`` over the clauses where
         its negative literal is the only true one) and the numbers of hard
         ground rows such a flip would satisfy and break (duplicates counted
-        each time: only "none" and "some" matter). Returns ``(atoms,
-        soft_gain, hard_fixed, hard_broken)``; an atom outside ``A`` that is
-        not listed changes nothing when flipped."""
+        each time: only "none" and "some" matter), and of the broken rows
+        those that another unknown atom could satisfy again (a literal on
+        it: flipping both keeps the hard clause). Returns
+        ``(atoms, soft_gain, hard_fixed, hard_broken, hard_rescuable)``; an
+        atom outside ``A`` that is not listed changes nothing when
+        flipped."""
         start = time.perf_counter()
         true_atoms = np.unique(np.asarray(true_atoms, dtype=np.int64))
         world = self._register("lzt", true_atoms) if len(true_atoms) else {}
-        atoms, soft, hard = [], [], []
+        atoms, soft, hard, rescue = [], [], [], []
         try:
             specs = []
             for i, t in enumerate(self.templates):
@@ -494,6 +497,8 @@ class Activation:
                 if t.hard:
                     soft.append(np.zeros(n))
                     hard.append(np.full(n, 1 if lit.positive else 1 << 20, dtype=np.int64))
+                    rescue.append(np.zeros(n, dtype=np.int64) if lit.positive
+                                  else self._rescuable(codes, a).astype(np.int64))
                     continue
                 binding = np.stack([res[q.var_cols[v]] for v in t.plus_vars], axis=1).astype(np.int32) \
                     if t.plus_vars else None
@@ -503,19 +508,34 @@ class Activation:
                 w = self.g.params.coefficient(t) * np.asarray(self.g.params.arrays()[0])[param]
                 soft.append(sgn * w)
                 hard.append(np.zeros(n, dtype=np.int64))
+                rescue.append(np.zeros(n, dtype=np.int64))
         finally:
             self._unregister(world)
         self._grow()
         self.seconds += time.perf_counter() - start
         if not atoms:
             z = np.zeros(0, np.int64)
-            return z, np.zeros(0), z.copy(), z.copy()
+            return z, np.zeros(0), z.copy(), z.copy(), z.copy()
         a = np.concatenate(atoms)
         uniq, inv = np.unique(a, return_inverse=True)
         h = np.zeros(len(uniq), np.int64)
         np.add.at(h, inv, np.concatenate(hard))
+        r = np.zeros(len(uniq), np.int64)
+        np.add.at(r, inv, np.concatenate(rescue))
         return (uniq, np.bincount(inv, weights=np.concatenate(soft), minlength=len(uniq)),
-                h & ((1 << 20) - 1), h >> 20)
+                h & ((1 << 20) - 1), h >> 20, r)
+
+    def _rescuable(self, codes: np.ndarray, flipped: np.ndarray) -> np.ndarray:
+        """Per row of literal codes (``PAD`` for a literal fixed by evidence):
+        whether some other literal is on an unknown atom. Every other literal
+        of a row the flip breaks is false in the checked world, so flipping
+        that atom satisfies the row again: a positive literal's atom is false
+        (held or active), a negative literal's is true (hence active)."""
+        from .assemble import PAD
+
+        atom = codes.astype(np.int64) >> 1
+        ok = (codes != PAD) & (atom != flipped[:, None])
+        return ok.any(axis=1)
 
     def count_total(self, seconds: float = 30.0) -> int | None:
         """Ground rows of the full network before merging (groundings not

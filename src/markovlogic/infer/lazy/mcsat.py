@@ -43,6 +43,19 @@ rounds. After each stretch of sampling the current world ``x`` is checked
   (:meth:`~markovlogic.ground.activation.Activation.flip_gains`, SQL over all
   groundings, not only the held ones). ``b`` is activated when ``P(b | x)``
   exceeds ``LazyOptions.threshold`` (an atom that no clause pins has 1/2);
+* **groups through hard clauses**: an atom ``b`` of ``B`` whose flip breaks
+  hard clauses has ``P(b | x) = 0``, but if each of them has a literal on
+  another unknown atom (false in ``x``, as all the clause's literals: a
+  positive one on a held or active atom, a negative one on a true, hence
+  active, atom), flipping ``b`` together with those atoms keeps them: ``b``
+  is activated when its own soft part
+  (``sigmoid`` of the score change over its soft clauses, 1 if it
+  satisfies a hard clause) exceeds the threshold -- an upper bound on its
+  probability in such a world, the others' soft parts left out. Without
+  it, a set of atoms that hard clauses make true together or not at all
+  (the equivalence ``P(x) <=> P(y).``: two worlds, every marginal 1/2) is
+  never entered from the all-false start, since no single flip leaves it;
+  the hard frontier below then activates the partners;
 * **pairs through a clause**: holding ``b`` false also changes what the
   active atoms can do: a clause ``!a v b`` that only ``b`` could satisfy
   after ``a`` becomes true. For every active atom ``a``, its conditional
@@ -60,10 +73,12 @@ atom's conditional moved by more than the threshold because of a held atom.
 The marginal reported for a held query atom is the mean of ``P(b | x)``
 over the final round's checks.
 
-Where it approximates: (1) the single-site and pair checks bound the effect
-of a held atom on its own and on one neighbour, not of several held atoms
-together (a configuration with two held atoms true, each unlikely alone but
-likely together through a clause among held atoms only, is never sampled);
+Where it approximates: (1) the single-site, group and pair checks bound the
+effect of a held atom on its own, with the partners a hard clause needs,
+and on one neighbour, not of several held atoms together through soft
+clauses (a configuration with two held atoms true, each unlikely alone but
+likely together through a soft clause among held atoms only, is never
+sampled);
 (2) checks look at a few worlds per round, not every sample; (3) an atom
 that appears in no clause that the checks' SQL returns for the checked
 worlds is unknown to the algorithm and stays false, whatever its
@@ -209,18 +224,35 @@ class _LazyChain:
         return self.chain
 
     # ------------------------------------------------------------ checks
+    def sampled_world(self, state: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The chain's world with its free atoms (in no clause of the clamped
+        network) drawn uniformly: the chain never moves them (their marginal
+        is 1/2 without sampling), so its state holds their start value, and a
+        check would see only that one."""
+        world = np.array(state, dtype=bool)
+        if self.clamped is not None and len(world):
+            free = np.flatnonzero(np.diff(self.clamped.atom_clause_start)[: len(world)] == 0)
+            world[free] = rng.random(len(free)) < 0.5
+        return world
+
     def check(self, world: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The checks of the module docstring in chain world ``world``:
         ``(atoms to activate, held query atoms, their P(b | x))``."""
         threshold = self.opt.threshold
         true_reg = self.order[np.flatnonzero(world)]
-        atoms, soft, fixed, broken = self.act.flip_gains(true_reg)
+        atoms, soft, fixed, broken, rescuable = self.act.flip_gains(true_reg)
         self.act._grow()
         n_reg = self.g.registry.n_atoms
         p = np.full(n_reg, 0.5)
-        p[atoms] = np.where(broken > 0, 0.0, np.where(fixed > 0, 1.0, _sigmoid(soft)))
+        p_soft = np.where(fixed > 0, 1.0, _sigmoid(soft))
+        p[atoms] = np.where(broken > 0, 0.0, p_soft)
+        # groups: every hard clause the flip breaks has another held atom that could
+        # satisfy it again; the group's probability is bounded by the flip's own
+        # soft part (the others' soft parts left out)
+        group = np.zeros(n_reg, dtype=bool)
+        group[atoms] = (broken > 0) & (rescuable >= broken) & (p_soft > threshold)
         outside = ~self.act.active
-        single = np.flatnonzero(outside & (p > threshold))
+        single = np.flatnonzero(outside & ((p > threshold) | group))
         held_query = np.intersect1d(np.flatnonzero(outside), self.g.query_atoms)
         pairs = self._pair_check(world, threshold)
         return np.union1d(single, pairs).astype(np.int64), held_query, p[held_query]
@@ -342,7 +374,7 @@ def lazy_mcsat(
                 break
             if frozen:
                 continue
-            new, held_q, held_p = lz.check(chain.state)
+            new, held_q, held_p = lz.check(lz.sampled_world(chain.state, rng))
             checks_done += 1
             if len(new) and lz.activate(new):
                 grew = True
@@ -361,7 +393,7 @@ def lazy_mcsat(
     prob = np.zeros(n_reg)
     prob[lz.order] = chain.marginals(tally, max(drawn, 1))
     if held_checks == 0:
-        _, held_ids, held_p = lz.check(chain.state)
+        _, held_ids, held_p = lz.check(lz.sampled_world(chain.state, rng))
         held_sum = _accumulate(np.zeros(0), held_ids, held_p)
         held_checks = 1
     n_reg = grounder.registry.n_atoms        # the checks may have registered atoms
