@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,6 +87,10 @@ def test_lazy_maxwalksat_reaches_the_enumerated_optimum(problem, seed):
 @given(problems())
 def test_lazy_mcsat_marginals_match_enumeration(problem):
     mln, db, queries, closed, opened = _problem(problem)
+    from markovlogic.lang.printer import format_evidence_atom, print_mln
+
+    note(print_mln(mln) + "\n" + "\n".join(format_evidence_atom(a) for a in db.atoms)
+         + f"\nqueries {queries} closed {closed} open {opened}")
     try:
         g = Grounder(mln, db, queries, closed=closed, open_=opened)
         try:
@@ -336,6 +340,33 @@ def test_active_part_over_the_memory_budget_stops_with_a_message():
             lazy_maxwalksat(g, max_flips=10_000, max_tries=1)
     finally:
         g.close()
+
+
+def test_lazy_mcsat_checks_stop_at_the_memory_budget():
+    """The checks read, for every held atom, the ground clauses its flip would
+    change (friends: every unknown Friends pair with each friend of one of
+    them); they stop before the rows outgrow the budget instead of reading
+    them all (bench/workloads/lazy.py friends-marginals: 8 GB and climbing
+    at N = 2,000 before)."""
+    from markovlogic.errors import ResourceError
+
+    n = 150
+    mln = MLN.from_string("Smokes(person)\nFriends(person, person)\n1.1 Friends(x, y) ^ Smokes(x) => Smokes(y)\n"
+                          "0.8 Friends(x, y) ^ Friends(y, z) => Friends(x, z)\n-2.5 Smokes(x)\n-8 Friends(x, y)\n",
+                          "f.mln")
+    ev = "".join(f"Friends(P{i},P{(i + 1) % n})\nFriends(P{i},P{(i + 7) % n})\n" for i in range(n)) + "Smokes(P0)\n"
+    db = Database.from_string(ev, "f.db", mln=mln)
+    for limit, fits in (("4GB", True), ("10MB", False)):
+        g = Grounder(mln, db, parse_queries("Smokes", mln), open_=["Friends"], memory_limit=limit)
+        try:
+            if fits:
+                result, _ = lazy_mcsat(g, samples=200, seed=1)
+                assert result.stats["active_atoms"] < n * n
+            else:
+                with pytest.raises(ResourceError, match="checking the held atoms .* more than the memory budget"):
+                    lazy_mcsat(g, samples=200, seed=1)
+        finally:
+            g.close()
 
 
 def test_cli_lazy_memory_budget(tmp_path):

@@ -67,6 +67,35 @@ Run: ``python -m bench.workloads.citations --dataset cora_refs --folds 1-3
 per fold and dataset in DIR, so an interrupted run keeps its folds);
 ``--table DIR`` prints the tables of what DIR holds.
 
+The joint rule's precondition, on the training data (``--jic-report``,
+fourth session, commit eacb6db): Jnt-Seg lifts the continuation rules at a
+position ``i`` that has a ``JntInfCandidate(c,i,c')``; that helps only
+where ``i`` is a field boundary. Per position, "no field" a label,
+``--match fuzzy``:
+
+    dataset      fold  unpunctuated   positions with JIC: any c'     same paper c'
+                       boundaries     n    true boundary  prec.      n    prec.
+    cora_refs    1     990            477  82             .172       254  .323
+    cora_refs    2     894            277  89             .321       202  .441
+    cora_refs    3     926            339  83             .245       254  .319
+    cora_tokens  1     280            449  233            .519       243  .889
+    cora_tokens  2     288            492  232            .472       298  .718
+    cora_tokens  3     257            507  212            .418       271  .738
+    cora_tokens  4     290            532  239            .449       303  .733
+    cora_tokens  5     273            452  224            .496       301  .718
+
+On cora_refs the rule lifts the continuation at two to five wrong
+positions for each right one, and the right ones are a tenth of the
+boundaries it is there for; most wrong ones are one token off a
+punctuated boundary (``architecture, [in] advances in neural``: the other
+citation drops the venue's "in"; ``lebiere, [the] cascadecorrelation``),
+or lie inside long author lists. Splitting by punctuation before ``i``
+does not separate them (.18-.34 against .16-.32 on cora_refs). This is
+why no Jnt-Seg variant beats Isolated there, and why Jnt-Seg-ER (same
+paper only) is the joint model that wins on cora_tokens. (The third
+session's note quoted 61-80 % and 93-97 %: those counted differently;
+these are the command's.)
+
 Measured 2026-11-26 (third session), commits 578d7ef (models; the derive
 change that reads an editor's initial as a venue initial), a2db883
 (``Sets`` rows, from the same learned models), f64741f (``Jnt-Seg-ER

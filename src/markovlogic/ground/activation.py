@@ -68,6 +68,13 @@ from .lazysql import Any, Dropped, DroppedOrSame, FalseIn, In, LiteralCompiler, 
 
 SIGNS = ("hard", "pos", "neg", "mixed", "zero", "eager")
 PER_STATEMENT = 128         # queries sent to DuckDB as one UNION ALL statement
+# peak bytes per row of flip_gains (fetch, codes, registry, sums): measured on the
+# friends network of bench/workloads/lazy.py, N = 600: 1.68 M rows, 840 MB
+FLIP_ROW_BYTES = 512
+
+
+class RowCapExceeded(Exception):
+    """A query of :meth:`Activation._run_all` returned more rows than its cap."""
 
 
 class Activation:
@@ -154,7 +161,18 @@ class Activation:
     def _pred(self, t: ClauseTemplate, lit) -> int:
         return self.store.preds[lit.atom.predicate].index
 
-    def _run_all(self, specs: list[tuple]) -> list[tuple]:
+    def _fetch_capped(self, sql: str, cap: int | None) -> dict[str, np.ndarray]:
+        """The query's rows, at most ``cap`` of them (None: all): one more
+        row raises :class:`RowCapExceeded` before anything larger is read."""
+        if cap is None:
+            return self.g._fetch(sql)
+        res = self.g._fetch(f"SELECT * FROM ({sql}) AS capped LIMIT {max(int(cap), 0) + 1}")
+        n = len(next(iter(res.values()))) if res else 0
+        if n > cap:
+            raise RowCapExceeded(n)
+        return res
+
+    def _run_all(self, specs: list[tuple], max_rows: int | None = None) -> list[tuple]:
         """Several queries in one statement (``UNION ALL`` with a tag column,
         as :meth:`.grounder.Grounder._prefetch` does): DuckDB's cost per
         statement is paid once per round instead of once per template and
@@ -180,14 +198,17 @@ class Activation:
             # batches 128 templates a query for the same reason
             out = []
             for k in range(0, len(specs), PER_STATEMENT):
-                out += self._run_all(specs[k:k + PER_STATEMENT])
+                left = None if max_rows is None else max_rows - sum(o[3] for o in out)
+                out += self._run_all(specs[k:k + PER_STATEMENT], left)
             return out
         self.queries += len(layout)
         if len(layout) == 1 or any(not cols for _, _, cols, _ in layout):
             out = []
+            total = 0
             for i, q, cols, extra in layout:
-                res = self.g._fetch(q.sql)
+                res = self._fetch_capped(q.sql, None if max_rows is None else max_rows - total)
                 n = len(next(iter(res.values()))) if res else 0
+                total += n
                 out.append((i, q, res, n, extra))
             return out
         width = max(len(cols) for _, _, cols, _ in layout)
@@ -196,7 +217,7 @@ class Activation:
             select = [f"{k} AS _q"] + [f"CAST(s.{c} AS BIGINT) AS x{j}" for j, c in enumerate(cols)]
             select += [f"CAST(NULL AS BIGINT) AS x{j}" for j in range(len(cols), width)]
             parts.append(f"SELECT {', '.join(select)} FROM ({q.sql}) AS s")
-        res = self.g._fetch("\nUNION ALL\n".join(parts))
+        res = self._fetch_capped("\nUNION ALL\n".join(parts), max_rows)
         tag = np.asarray(res["_q"])
         order = np.argsort(tag, kind="stable")
         bounds = np.searchsorted(tag[order], np.arange(len(layout) + 1))
@@ -446,7 +467,7 @@ class Activation:
             specs.append((i, conds, 2, "neg"))
         return specs
 
-    def flip_gains(self, true_atoms: np.ndarray) -> tuple[np.ndarray, ...]:
+    def flip_gains(self, true_atoms: np.ndarray, max_bytes: int | None = None) -> tuple[np.ndarray, ...]:
         """For the world whose true unknown atoms are ``true_atoms`` (active
         registry atoms; every other unknown atom false): the atoms outside
         ``A`` whose flip changes the state of some ground clause, with the
@@ -459,8 +480,11 @@ class Activation:
         it: flipping both keeps the hard clause). Returns
         ``(atoms, soft_gain, hard_fixed, hard_broken, hard_rescuable)``; an
         atom outside ``A`` that is not listed changes nothing when
-        flipped."""
+        flipped. ``max_bytes``: stop with a :class:`ResourceError` before
+        reading more rows than about that much memory holds
+        (``FLIP_ROW_BYTES`` a row)."""
         start = time.perf_counter()
+        max_rows = None if max_bytes is None else max(int(max_bytes), 0) // FLIP_ROW_BYTES
         true_atoms = np.unique(np.asarray(true_atoms, dtype=np.int64))
         world = self._register("lzt", true_atoms) if len(true_atoms) else {}
         atoms, soft, hard, rescue = [], [], [], []
@@ -485,7 +509,19 @@ class Activation:
                             repeat = j > li and other.positive == lit.positive
                             conds.append(FalseIn(world.get(kj), same=li, allow_same=repeat))
                     specs.append((i, conds, 0, li))
-            for i, q, res, n, li in self._run_all(specs):
+            try:
+                results = self._run_all(specs, max_rows)
+            except RowCapExceeded:
+                from ..errors import ResourceError
+                from ..resources import format_bytes
+
+                raise ResourceError(
+                    f"lazy MC-SAT: checking the held atoms in one sampled world reads over {max_rows:,} ground "
+                    f"rows (the ground clauses that the flip of a held atom would change), about "
+                    f"{format_bytes(max_rows * FLIP_ROW_BYTES)}, more than the memory budget leaves. Ways out: a "
+                    "larger --memory-limit, more evidence (fewer unknown atoms), or marginals without --lazy "
+                    "where the network can be ground.") from None
+            for i, q, res, n, li in results:
                 if n == 0:
                     continue
                 t = self.templates[i]

@@ -79,12 +79,23 @@ and on one neighbour, not of several held atoms together through soft
 clauses (a configuration with two held atoms true, each unlikely alone but
 likely together through a soft clause among held atoms only, is never
 sampled);
-(2) checks look at a few worlds per round, not every sample; (3) an atom
-that appears in no clause that the checks' SQL returns for the checked
-worlds is unknown to the algorithm and stays false, whatever its
-probability (atoms of query predicates are always known). With
+(2) checks look at a few worlds per round, not every sample (a checked
+world is the chain's, with its free atoms -- in no clause of the clamped
+network, which the chain never moves -- drawn at random: a held atom that
+only such an atom's value lets become true was otherwise never seen);
+(3) an atom that appears in no clause that the checks' SQL returns for
+the checked worlds is unknown to the algorithm and stays false, whatever
+its probability (atoms of query predicates are always known). With
 ``threshold=0`` only (1)-(3) remain; MC-SAT's own error is the eager
 chain's. The tests compare against exact marginals on small networks.
+
+Memory: a check reads, for every held atom, the ground clauses its flip
+would change -- on a friends network of N people with ``Friends`` unknown,
+every unknown pair times the friends of one of them (8 million rows at
+N = 2,000). The rows are capped by what the memory budget leaves
+(``FLIP_ROW_BYTES`` a row, :meth:`..ground.activation.Activation.flip_gains`):
+past it the run stops with a :class:`ResourceError` that says so, instead
+of reading them all.
 """
 
 from __future__ import annotations
@@ -99,7 +110,7 @@ from ...ground.network import GroundNetwork, WeightParam
 from ..marginals import check_sampling
 from ..mcsat import DEFAULT_GUIDE_WEIGHT, DEFAULT_MAX_PATH, MCSATChain
 from ..results import MarginalResult
-from .network import start_held
+from .network import WORK_FACTOR, start_held
 from .options import LazyOptions
 
 
@@ -240,7 +251,9 @@ class _LazyChain:
         ``(atoms to activate, held query atoms, their P(b | x))``."""
         threshold = self.opt.threshold
         true_reg = self.order[np.flatnonzero(world)]
-        atoms, soft, fixed, broken, rescuable = self.act.flip_gains(true_reg)
+        g = self.g
+        room = g.memory_limit - g.bytes_used - WORK_FACTOR * self.net.nbytes()
+        atoms, soft, fixed, broken, rescuable = self.act.flip_gains(true_reg, max_bytes=room)
         self.act._grow()
         n_reg = self.g.registry.n_atoms
         p = np.full(n_reg, 0.5)
