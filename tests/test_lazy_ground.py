@@ -200,6 +200,22 @@ def test_held_clauses_and_flip_gains_follow_the_definition(problem, seed):
             assert s_got == pytest.approx(s_want, abs=1e-9), full.atom_name(b)
             assert (f_got, b_got) == (f_want, b_want), full.atom_name(b)
             assert r_got == (b_want and r_want), full.atom_name(b)
+        # the same summed in SQL and kept only where lazy MC-SAT's check can pass (or asked for)
+        if act.summable:
+            above = float(rng.normal(0.0, 1.5))
+            registered = np.flatnonzero(~act.active & (rng.random(len(act.active)) < 0.3))
+            h = act.held_gains(np.flatnonzero(world), above, registered)
+            act._grow()
+            kept = {int(a): (s, f > 0, b > 0, b > 0 and r >= b) for a, s, f, b, r in zip(*h)}
+            assert len(kept) == len(h[0])
+            pred, _ = g.registry.arrays()
+            query_preds = set(pred[g.query_atoms].tolist())
+            for a, (s, f, b, r) in gains.items():
+                passes = (not b or r) and (f or s > above)
+                if passes or a in set(registered.tolist()) or int(pred[a]) in query_preds:
+                    assert a in kept, full.atom_name(a)
+                    assert kept[a][0] == pytest.approx(s, abs=1e-9) and kept[a][1:] == (f, b, r)
+            assert set(kept) <= set(gains)
     finally:
         g.close()
 

@@ -89,13 +89,18 @@ its probability (atoms of query predicates are always known). With
 ``threshold=0`` only (1)-(3) remain; MC-SAT's own error is the eager
 chain's. The tests compare against exact marginals on small networks.
 
-Memory: a check reads, for every held atom, the ground clauses its flip
+Memory: a check needs, for every held atom, the ground clauses its flip
 would change -- on a friends network of N people with ``Friends`` unknown,
 every unknown pair times the friends of one of them (8 million rows at
-N = 2,000). The rows are capped by what the memory budget leaves
-(``FLIP_ROW_BYTES`` a row, :meth:`..ground.activation.Activation.flip_gains`):
-past it the run stops with a :class:`ResourceError` that says so, instead
-of reading them all.
+N = 2,000). Where every soft template has one weight (no ``+``
+variables), DuckDB sums them per atom and returns only the atoms that can
+pass a check, those of query predicates and those already registered
+(:meth:`~markovlogic.ground.activation.Activation.held_gains`); otherwise
+the rows come back one per clause
+(:meth:`~markovlogic.ground.activation.Activation.flip_gains`). Either way
+what a check reads is capped by what the memory budget leaves
+(``FLIP_ROW_BYTES`` a row): past it the run stops with a
+:class:`ResourceError` that says so, instead of reading them all.
 """
 
 from __future__ import annotations
@@ -253,7 +258,14 @@ class _LazyChain:
         true_reg = self.order[np.flatnonzero(world)]
         g = self.g
         room = g.memory_limit - g.bytes_used - WORK_FACTOR * self.net.nbytes()
-        atoms, soft, fixed, broken, rescuable = self.act.flip_gains(true_reg, max_bytes=room)
+        if threshold > 0 and self.act.summable:
+            # summed per atom in SQL, only the atoms that can pass (and the registered ones)
+            self.act._grow()
+            registered = np.flatnonzero(~self.act.active)
+            above = float(np.log(threshold / (1.0 - threshold)))
+            atoms, soft, fixed, broken, rescuable = self.act.held_gains(true_reg, above, registered, max_bytes=room)
+        else:
+            atoms, soft, fixed, broken, rescuable = self.act.flip_gains(true_reg, max_bytes=room)
         self.act._grow()
         n_reg = self.g.registry.n_atoms
         p = np.full(n_reg, 0.5)
