@@ -86,21 +86,27 @@ baseline: every atom false):
 | friends100-marginals | eager | (reference) (.071) | 898,460 | 924,653 | | 26.8 | 436 |
 | friends100-marginals | lazy | .0000 / .0003 | 6,494 | 924,653 | 212 | 2.3 | 403 |
 | friends-marginals (N=2,000) | eager | refused: transitivity would produce up to 8e9 ground clauses | | | | 12.2 | 659 |
-| friends-marginals | lazy | refused: a check reads over 8.2 M rows, more than the budget leaves | | | | 20.3 | 1,720 |
+| friends-marginals | lazy (d165227: rows capped) | refused: a check reads over 8.2 M rows, more than the budget leaves | | | | 20.3 | 1,720 |
+| friends-marginals | lazy (4821c62: summed in SQL) | did not finish within 25 min (resident 0.8-1.4 GB throughout) | | | | >1,500 | |
 
-The last row, measured after commit eacb6db (the same day; the rows above
-it were unchanged by that commit: cse .0009 / .075 with 4,613 active
-atoms, friends100 212): lazy MC-SAT's checks compute, for every held atom,
-its probability given the sampled world over every ground clause its flip
-would change -- on the friends network every unknown pair times the
-friends of one of them, 8.2 million rows a check at N = 2,000. Before the
-cap it read them all: 8 GB resident and climbing after 6 minutes, killed.
-Now the rows are capped by what the memory budget leaves and the run
-stops with a clear message. Lazy *MAP* on the same network runs (above):
-MaxWalkSAT needs no such check. What would make lazy MC-SAT run there:
-checks that sum each held atom's rows in SQL and return only the atoms
-over the threshold (an upper bound from a subset of the rows was tried and
-activated 50 times too many atoms at N = 300-600).
+The last rows, measured the same day after commits d165227 and 4821c62
+(the rows above them unchanged by both: cse .0009 / .075 with 4,613 active
+atoms, 5.8 s, peak 468 MB; friends100 212 active atoms): lazy MC-SAT's
+checks compute, for every held atom, its probability given the sampled
+world over every ground clause its flip would change -- on the friends
+network every unknown pair times the friends of one of them, 8.2 million
+rows a check at N = 2,000. Before d165227 it read them all: 8 GB resident
+and climbing after 6 minutes, killed. d165227 caps the rows by what the
+memory budget leaves (a clear refusal); 4821c62 sums them per atom in
+DuckDB and returns only the atoms that can pass a check, so memory stays
+bounded, but each check still scans every pair: by hand
+(``mln.infer(..., lazy=True)`` on ``_social(N, True, FRIENDS_MC_MODEL)``)
+N = 300 / 600 / 1,000 take 18 / 61 / 382 s (22 checks at N = 1,000, 350 s
+of them in SQL; before 4821c62: 32 / 108 s, peak 576 / 1,194 MB, now 420 /
+849 / 2,012 MB), so N = 2,000 needs about half an hour. Lazy *MAP* on the
+same network runs in 45 s (above): MaxWalkSAT needs no such check. (An
+upper bound from a subset of the rows, tried first, activated 50 times too
+many atoms at N = 300-600.)
 
 A warning the friends model taught: its Smokes atoms, tied by
 ``Friends(x,y) ^ Smokes(x) => Smokes(y)`` over a connected friendship
