@@ -26,6 +26,7 @@ from bench.workloads.citations import (  # noqa: E402
     coarse_copy,
     er_clusters,
     infield_set,
+    jic_report,
     samebib_scores,
     segmentation_scores,
     thresholded,
@@ -193,3 +194,25 @@ def test_mcsat_marginals_thresholded_at_one_half(tmp_path: Path):
     thresholded(marginals, out)
     assert out.read_text().split() == ["InField(A,Ftitle,P01)", "SameBib(A,B)", "SameBib(A,A)"]
     assert infield_set(out.read_text().split()) == {("A", "Ftitle", "P01")}
+
+
+def test_jic_report_counts_boundaries_by_hand(tmp_path: Path):
+    # A: "ta tb tc td te" (title ta tb, venue tc td te); B: "tx, tc td te" (same paper);
+    # C: "ty, tb tc td". JntInfCandidate(A, after tb, B) sits on A's title/venue boundary,
+    # JntInfCandidate(A, after ta, C) inside A's title.
+    lines = [f"Next(P{k + 1},P{k})" for k in range(5)]
+    for bib, words, fields in (("A", ["TA", "TB", "TC", "TD", "TE"], "ttvvv"),
+                               ("B", ["TX", "TC", "TD", "TE"], "avvv"),
+                               ("C", ["TY", "TB", "TC", "TD"], "attt")):
+        for k, (w, f) in enumerate(zip(words, fields)):
+            lines.append(f"Token({w},P{k},{bib})")
+            lines.append(f"InField({bib},{dict(a='Fauthor', t='Ftitle', v='Fvenue')[f]},P{k})")
+        lines.append(f"HasPunc({bib},P0)" if bib != "A" else "HasPunc(A,P4)")
+    lines += ["SameBib(A,B)", "SameBib(B,A)"]
+    train = tmp_path / "train.db"
+    train.write_text("\n".join(lines) + "\n")
+    r = jic_report(train, match="exact")
+    # unpunctuated boundaries: A's tb|tc only (B's tx|tc and C's ty|tb follow punctuation)
+    assert r["unpunctuated_boundaries"] == 1
+    assert (r["any_positions"], r["any_boundaries"], r["any_precision"]) == (2, 1, 0.5)
+    assert (r["same_positions"], r["same_boundaries"], r["same_precision"]) == (1, 1, 1.0)

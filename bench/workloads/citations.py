@@ -68,7 +68,7 @@ per fold and dataset in DIR, so an interrupted run keeps its folds);
 ``--table DIR`` prints the tables of what DIR holds.
 
 The joint rule's precondition, on the training data (``--jic-report``,
-fourth session, commit eacb6db): Jnt-Seg lifts the continuation rules at a
+fourth session, rerun after its review): Jnt-Seg lifts the continuation rules at a
 position ``i`` that has a ``JntInfCandidate(c,i,c')``; that helps only
 where ``i`` is a field boundary. Per position, "no field" a label,
 ``--match fuzzy``:
@@ -76,8 +76,8 @@ where ``i`` is a field boundary. Per position, "no field" a label,
     dataset      fold  unpunctuated   positions with JIC: any c'     same paper c'
                        boundaries     n    true boundary  prec.      n    prec.
     cora_refs    1     990            477  82             .172       254  .323
-    cora_refs    2     894            277  89             .321       202  .441
-    cora_refs    3     926            339  83             .245       254  .319
+    cora_refs    2     891            277  89             .321       202  .441
+    cora_refs    3     923            339  83             .245       254  .319
     cora_tokens  1     280            449  233            .519       243  .889
     cora_tokens  2     288            492  232            .472       298  .718
     cora_tokens  3     257            507  212            .418       271  .738
@@ -856,36 +856,44 @@ workload("citations-fold1-shipped",
          timeout=1800.0)(_shipped_fold1)
 
 
-def jic_report(dataset: str, fold: int, match: str = "fuzzy") -> dict:
-    """The precondition of Jnt-Seg's rule, measured on a fold's *training*
-    data: how often a position ``i`` with a ``JntInfCandidate(c,i,c')`` atom
-    is a true field boundary (``InField`` of ``i`` and ``i+1`` differ, "no
-    field" a label), for any ``c'`` and for a ``c'`` of the same paper
-    (``SameBib`` truth), against the boundaries without punctuation (the
-    ones the rule is there to find)."""
+def jic_report(train_db: Path, match: str = "fuzzy") -> dict:
+    """The precondition of Jnt-Seg's rule, measured on *training* data
+    (``train_db``, with ``InField`` and ``SameBib`` truth): how often a
+    position ``i`` with a ``JntInfCandidate(c,i,c')`` atom is a true field
+    boundary (``InField`` of ``i`` and of the next token of ``c`` differ,
+    "no field" a label), for any ``c'`` and for a ``c'`` of the same paper,
+    against the boundaries without punctuation (the ones the rule is there
+    to find)."""
     import pandas as pd
 
     from markovlogic import Database
     from markovlogic.derive.citations import JIC_PREDICATE, DeriveOptions, derive_citations, group_atoms
 
-    atoms = group_atoms(Database.from_file(fold_dir(fold, dataset) / "train.db").atoms)
-    field = pd.DataFrame(atoms["InField"], columns=["bib", "field", "pos"]).drop_duplicates(["bib", "pos"])
-    nxt = pd.DataFrame(atoms["Next"], columns=["pos2", "pos"])
-    tok = pd.DataFrame(atoms["Token"], columns=["token", "pos", "bib"])[["bib", "pos"]]
-    tok = tok.merge(nxt, on="pos").merge(field, on=["bib", "pos"], how="left")
-    tok = tok.merge(field.rename(columns={"pos": "pos2", "field": "field2"}), on=["bib", "pos2"], how="left")
-    tok = tok[tok.pos2.isin(set(pd.DataFrame(atoms["Token"], columns=["t", "p", "b"]).p))]
-    tok["boundary"] = tok.field.fillna("-") != tok.field2.fillna("-")
-    punc = set(map(tuple, atoms.get("HasPunc", [])))
-    tok["punc"] = [(b, p) in punc for b, p in zip(tok.bib, tok.pos)]
-    jic = pd.DataFrame(derive_citations(atoms, DeriveOptions(predicates=(JIC_PREDICATE,), match=match))[JIC_PREDICATE],
-                       columns=["bib", "pos", "bib2"])
-    same = set(map(tuple, atoms.get("SameBib", [])))
-    jic["same"] = [(a, b) in same for a, b in zip(jic.bib, jic.bib2)]
-    out = {"unpunctuated_boundaries": int((tok.boundary & ~tok.punc).sum())}
+    atoms = group_atoms(Database.from_file(train_db).atoms)
+
+    def frame(name: str, columns: list[str]) -> pd.DataFrame:
+        return pd.DataFrame(atoms.get(name, []), columns=columns)
+
+    field = frame("InField", ["bib", "field", "pos"]).drop_duplicates(["bib", "pos"])
+    tok = frame("Token", ["token", "pos", "bib"])[["bib", "pos"]]
+    # each token with the next token of its own citation (the last one has none)
+    pairs = tok.merge(frame("Next", ["pos2", "pos"]), on="pos")
+    pairs = pairs.merge(tok.rename(columns={"pos": "pos2"}), on=["bib", "pos2"])
+    pairs = pairs.merge(field, on=["bib", "pos"], how="left")
+    pairs = pairs.merge(field.rename(columns={"pos": "pos2", "field": "field2"}), on=["bib", "pos2"], how="left")
+    pairs["boundary"] = pairs.field.fillna("-") != pairs.field2.fillna("-")
+    punc = frame("HasPunc", ["bib", "pos"]).assign(punc=True).drop_duplicates(["bib", "pos"])
+    pairs = pairs.merge(punc, on=["bib", "pos"], how="left")
+    pairs["punc"] = pairs.punc.fillna(False).astype(bool)
+    derived = derive_citations(atoms, DeriveOptions(predicates=(JIC_PREDICATE,), match=match))[JIC_PREDICATE]
+    jic = pd.DataFrame(derived, columns=["bib", "pos", "bib2"])
+    same = frame("SameBib", ["bib", "bib2"]).drop_duplicates().assign(same=True)
+    jic = jic.merge(same, on=["bib", "bib2"], how="left")
+    jic["same"] = jic.same.fillna(False).astype(bool)
+    out = {"unpunctuated_boundaries": int((pairs.boundary & ~pairs.punc).sum())}
     for who, rows in (("any", jic), ("same", jic[jic.same])):
-        at = rows[["bib", "pos"]].drop_duplicates().merge(tok[["bib", "pos", "boundary"]], on=["bib", "pos"], how="left")
-        hit = at.boundary.fillna(True).to_numpy(bool)        # the last position: a boundary (end of citation)
+        at = rows[["bib", "pos"]].drop_duplicates().merge(pairs[["bib", "pos", "boundary"]], on=["bib", "pos"])
+        hit = at.boundary.to_numpy(bool)
         out[f"{who}_positions"] = int(len(at))
         out[f"{who}_boundaries"] = int(hit.sum())
         out[f"{who}_precision"] = round(float(hit.mean()), 3) if len(at) else None
@@ -921,7 +929,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.jic_report:
         for fold in _folds(args.folds) if args.folds else range(1, FOLDS[args.dataset] + 1):
-            r = jic_report(args.dataset, fold, args.match)
+            r = jic_report(fold_dir(fold, args.dataset) / "train.db", args.match)
             print(f"{args.dataset} fold{fold} " + " ".join(f"{k}={v}" for k, v in r.items()), flush=True)
         return
     if args.save_dir is not None:

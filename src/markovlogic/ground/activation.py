@@ -529,7 +529,8 @@ class Activation:
         no broken hard clause, or only ones another unknown atom could
         satisfy again, and a hard clause satisfied or a soft change above
         ``above`` --, for every atom of a query predicate and for the atoms of
-        ``registered`` (registry ids outside ``A``), so that an atom left out
+        ``registered`` (registry ids outside ``A``; those of query predicates
+        need not be listed), so that an atom left out
         is one that cannot pass. A check then reads one row per such atom
         instead of one per ground clause (friends network, N = 2,000: 8
         million rows a check)."""

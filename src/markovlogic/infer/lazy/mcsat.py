@@ -261,7 +261,7 @@ class _LazyChain:
         if threshold > 0 and self.act.summable:
             # summed per atom in SQL, only the atoms that can pass (and the registered ones)
             self.act._grow()
-            registered = np.flatnonzero(~self.act.active)
+            registered = np.setdiff1d(np.flatnonzero(~self.act.active), self.g.query_atoms)
             above = float(np.log(threshold / (1.0 - threshold)))
             atoms, soft, fixed, broken, rescuable = self.act.held_gains(true_reg, above, registered, max_bytes=room)
         else:
@@ -271,8 +271,8 @@ class _LazyChain:
         p = np.full(n_reg, 0.5)
         p_soft = np.where(fixed > 0, 1.0, _sigmoid(soft))
         p[atoms] = np.where(broken > 0, 0.0, p_soft)
-        # groups: every hard clause the flip breaks has another held atom that could
-        # satisfy it again; the group's probability is bounded by the flip's own
+        # groups: every hard clause the flip breaks has another unknown atom whose flip
+        # satisfies it again; the group's probability is bounded by the flip's own
         # soft part (the others' soft parts left out)
         group = np.zeros(n_reg, dtype=bool)
         group[atoms] = (broken > 0) & (rescuable >= broken) & (p_soft > threshold)
