@@ -67,3 +67,22 @@ def test_interrupted_duckdb_query_is_an_interrupt():
     if hasattr(duckdb, "InterruptException"):
         assert _interrupted(duckdb.InterruptException("INTERRUPT Error: Interrupted!"))
     assert not _interrupted(RuntimeError("something else"))
+
+
+def test_interrupt_inside_a_numba_kernel_is_an_interrupt():
+    """CI saw `SystemError: CPUDispatcher(...) returned a result with an
+    exception set` after Ctrl-C during learning: the KeyboardInterrupt is its cause."""
+    from markovlogic.cli import _interrupted
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as inner:
+            raise SystemError("CPUDispatcher(<function f>) returned a result with an exception set") from inner
+    except SystemError as exc:
+        assert _interrupted(exc)
+    assert not _interrupted(SystemError("returned a result with an exception set"))
+    loop = ValueError("a")
+    loop.__context__ = ValueError("b")
+    loop.__context__.__context__ = loop
+    assert not _interrupted(loop)

@@ -120,12 +120,21 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """DuckDB turns Ctrl-C during a query into its own exception."""
+    """Whether ``exc`` is Ctrl-C in disguise. DuckDB turns it into its own
+    exception; a KeyboardInterrupt raised while a numba-compiled function runs
+    comes back as ``SystemError: ... returned a result with an exception set``
+    with the interrupt as its cause. The whole cause/context chain is read."""
     import duckdb
 
-    if isinstance(exc, getattr(duckdb, "InterruptException", ())):
-        return True
-    return isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower()
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (KeyboardInterrupt, getattr(duckdb, "InterruptException", ()))):
+            return True
+        if isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower():
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":
