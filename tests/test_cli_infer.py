@@ -100,10 +100,10 @@ def test_prints_to_stdout_without_result_file(capsys):
         (["--samples", "0"], "samples must be"),
         (["--burn-in", "-1"], "burn-in must be"),
         (["-m", "-a"], "choose one of -m"),
-        (["--map", "--method", "ilp", "--noise", "0.3"], "maxwalksat only"),
-        (["-p", "--metropolis-steps", "2"], "mcsat only"),
-        (["--map", "--no-rao-blackwell"], "mcsat only"),
-        (["--method", "exact", "--hard-weight", "5"], "does not apply to exact"),
+        (["--map", "--method", "ilp", "--noise", "0.3"], "--noise does not apply to --map --method ilp; it applies to --map --method maxwalksat"),
+        (["-p", "--metropolis-steps", "2"], "--metropolis-steps does not apply to --method gibbs; it applies to --method mcsat"),
+        (["--map", "--no-rao-blackwell"], "--rao-blackwell does not apply to --map --method ilp; it applies to --method mcsat, mh"),
+        (["--method", "exact", "--hard-weight", "5"], "--hard-weight does not apply to --method exact"),
     ],
 )
 def test_bad_options_exit_2_before_work(tmp_path, capsys, extra, message):

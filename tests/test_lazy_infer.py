@@ -316,7 +316,7 @@ def test_cli_lazy(tmp_path):
     (["--map", "--lazy", "--method", "ilp"], "no lazy version"),
     (["--lazy", "--method", "gibbs"], "no lazy version"),
     (["--map", "--lazy-threshold", "0.1"], "applies to --lazy"),
-    (["--map", "--lazy", "--lazy-threshold", "0.1"], "not to --map"),
+    (["--map", "--lazy", "--lazy-threshold", "0.1"], "it applies to --lazy marginals"),
     (["--lazy", "--lazy-threshold", "0.7"], "threshold"),
     (["--map", "--lazy", "--hard-weight", "4"], "hard_weight"),
 ])

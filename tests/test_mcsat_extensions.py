@@ -472,14 +472,14 @@ def test_cli_maxwalksat_with_groups(tmp_path):
 @pytest.mark.parametrize("extra, message", [
     (["--init", "random"], "init must be one of hard, maxwalksat, two-pass"),
     (["--init-flips", "0"], "init-flips must be an integer >= 1"),
-    (["--method", "gibbs", "--init", "maxwalksat"], "--init applies to --method mcsat"),
-    (["--method", "gibbs", "--group-mutex"], "--group-mutex applies to --method mcsat"),
-    (["--method", "exact", "--joint-moves"], "--joint-moves applies to --method mcsat"),
-    (["--map", "--init", "maxwalksat"], "--init applies to MC-SAT marginals"),
-    (["--map", "--joint-moves"], "--joint-moves applies to MC-SAT marginals"),
-    (["--map", "--cluster-moves"], "--cluster-moves applies to MC-SAT marginals"),
-    (["--method", "gibbs", "--no-cluster-moves"], "--cluster-moves applies to --method mcsat"),
-    (["--map", "--method", "ilp", "--group-mutex"], "--group-mutex applies to mcsat"),
+    (["--method", "gibbs", "--init", "maxwalksat"], "--init does not apply to --method gibbs; it applies to --method mcsat"),
+    (["--method", "gibbs", "--group-mutex"], "--group-mutex does not apply to --method gibbs; it applies to --map --method maxwalksat; --method mcsat"),
+    (["--method", "exact", "--joint-moves"], "--joint-moves does not apply to --method exact; it applies to --method mcsat"),
+    (["--map", "--init", "maxwalksat"], "--init does not apply to --map --method ilp; it applies to --method mcsat"),
+    (["--map", "--joint-moves"], "--joint-moves does not apply to --map --method ilp"),
+    (["--map", "--cluster-moves"], "--cluster-moves does not apply to --map --method ilp"),
+    (["--method", "gibbs", "--no-cluster-moves"], "--cluster-moves does not apply to --method gibbs"),
+    (["--map", "--method", "ilp", "--group-mutex"], "--group-mutex does not apply to --map --method ilp; it applies to --map --method maxwalksat; --method mcsat"),
 ])
 def test_cli_bad_extension_options_exit_2(tmp_path, capsys, extra, message):
     from markovlogic.cli import main

@@ -48,7 +48,7 @@ def infer_command(
              "Marginals: mcsat (default), gibbs, exact, mh, multitask-mh. A model with set-level features or a declared equivalence among the queries "
              "defaults to agglomerative (MAP) and mh (marginals).",
     ),
-    cpi_base: str = typer.Option("ilp", "--cpi-base", help="Base solver of cutting-plane inference: ilp, maxwalksat, cpsat, exact."),
+    cpi_base: Optional[str] = typer.Option(None, "--cpi-base", help="Base solver of cutting-plane inference: ilp (default), maxwalksat, cpsat, exact."),
     mcsat: bool = typer.Option(False, "--mcsat", help="Alchemy's -ms: marginals with MC-SAT."),
     gibbs: bool = typer.Option(False, "-p", "--gibbs", help="Alchemy's -p: marginals with Gibbs sampling."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
@@ -158,8 +158,7 @@ def infer_command(
         raise OptionError("choose one of -m (true atoms) and -a (all atoms with 0/1)")
     if lazy_threshold is not None and not lazy:
         raise OptionError("--lazy-threshold applies to --lazy inference")
-    if lazy_threshold is not None and want_map:
-        raise OptionError("--lazy-threshold applies to lazy marginals (mcsat), not to --map")
+    task = "map" if want_map else "marginals"
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
     if method is None and lazy:
         method = "maxwalksat" if want_map else ("gibbs" if gibbs else "mcsat")
@@ -171,18 +170,34 @@ def infer_command(
             method = default_method(mln, query_list, want_map) or method
     elif (mcsat and method != "mcsat") or (gibbs and method != "gibbs"):
         raise OptionError(f"--method {method} contradicts {'-ms' if mcsat else '-p'}")
-    lazy_opts = None
     if lazy:
-        from ..infer.lazy import LazyOptions
         from ..infer.lazy.run import check_lazy_method
 
-        check_lazy_method("map" if want_map else "marginals", method)
-        lazy_opts = LazyOptions() if lazy_threshold is None else LazyOptions(threshold=lazy_threshold)
-        lazy_opts.check()
-    allowed = MAP_METHODS if want_map else MARGINAL_METHODS
-    if method not in allowed:
-        kind = "MAP" if want_map else "marginal"
-        raise OptionError(f"unknown {kind} method {method!r}; choose one of {', '.join(allowed)}")
+        check_lazy_method(task, method)
+    from ..cluster.api import clusters_queried
+    from ..infer import catalog
+
+    spec = catalog.method(task, method, catalog.ATOMS)
+    if method == "agglomerative" or (method == "mh" and clusters_queried(mln, query_list)):
+        spec = catalog.method(task, method, catalog.CLUSTERINGS)
+    # every flag a method may take, from the one table of infer/catalog.py
+    options = catalog.options(spec, {
+        "--samples": samples, "--burn-in": burn_in, "--chains": chains, "--hard-weight": hard_weight,
+        "--metropolis-steps": metropolis_steps, "--rao-blackwell": rao_blackwell, "--init": init,
+        "--init-flips": init_flips, "--group-mutex": group_mutex, "--joint-moves": joint_moves,
+        "--cluster-moves": cluster_moves, "--max-flips": max_flips, "--tries": tries, "--noise": noise,
+        "--cpi-base": cpi_base, "--steps": steps, "--temperature": temperature, "--anneal": anneal,
+        "--thin": thin, "--restarts": restarts, "--partition": _groups(partition, "--partition"),
+        "--messages": messages, "--n-best": n_best, "--iterations": iterations,
+        "--tasks": _groups(tasks, "--tasks"), "--neighbourhood": neighbourhood,
+        "--clusters": clusters, "--lazy-threshold": lazy_threshold,
+    }, lazy=lazy)
+    options.pop("clusters", None)
+    options.pop("threshold", None)
+    if spec.seeded and not (method == "cpi" and options.get("base", "ilp") != "maxwalksat"):
+        options["seed"] = seed
+    if max_seconds is not None:
+        options["max_seconds"] = max_seconds
 
     common = dict(closed=split_list(closed), open_=split_list(open_), db_path=str(db_file) if db_file else None)
     if ray_address is None and (ray_workers is not None or shared_dir is not None):
@@ -191,81 +206,17 @@ def infer_command(
     common["parallel"] = ParallelOptions(
         threads=threads, ray_address=ray_address, ray_workers=ray_workers,
         shared_dir=None if shared_dir is None else str(shared_dir)).check()
-    if lazy_opts is not None:
-        common["lazy"] = lazy_opts
+    if lazy:
+        from ..infer.lazy import LazyOptions
 
-    stats: dict = {"method": method, "task": "map" if want_map else "marginals"}
-    cluster_options = dict(steps=steps, temperature=temperature, anneal=anneal, thin=thin, restarts=restarts)
-    from ..cluster.api import clusters_queried
+        common["lazy"] = (LazyOptions() if lazy_threshold is None else LazyOptions(threshold=lazy_threshold)).check()
 
-    if method == "agglomerative" or (method == "mh" and clusters_queried(mln, query_list)):
+    stats: dict = {"method": method, "task": task}
+    if spec.over == catalog.CLUSTERINGS:
         _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, stats, result, stats_json,
-                           clusters, dict(seed=seed, max_seconds=max_seconds, samples=samples, burn_in=burn_in,
-                                          **cluster_options),
-                           dict(chains=chains, hard_weight=hard_weight, metropolis_steps=metropolis_steps,
-                                rao_blackwell=rao_blackwell, max_flips=max_flips, tries=tries, noise=noise,
-                                init=init, init_flips=init_flips, group_mutex=group_mutex, joint_moves=joint_moves,
-                                cluster_moves=cluster_moves))
+                           clusters, options)
         return
-    given = [k for k, v in cluster_options.items() if v is not None] + (["clusters"] if clusters else [])
-    if given and method not in ("mh", "multitask-mh"):
-        raise OptionError(f"--{given[0].replace('_', '-')} applies to --method mh, multitask-mh or agglomerative")
-    sgmp_options = {k: v for k, v in dict(partition=_groups(partition, "--partition"), messages=messages,
-                                          n_best=n_best, iterations=iterations).items() if v is not None}
-    if sgmp_options and not (want_map and method == "sgmp"):
-        raise OptionError(f"--{next(iter(sgmp_options)).replace('_', '-')} applies to --map --method sgmp")
-    mt_options = {k: v for k, v in dict(tasks=_groups(tasks, "--tasks"), neighbourhood=neighbourhood).items()
-                  if v is not None}
-    if mt_options and method != "multitask-mh":
-        raise OptionError(f"--{next(iter(mt_options))} applies to --method multitask-mh")
-    if method == "multitask-mh":
-        for k in ("anneal", "restarts"):
-            if cluster_options[k] is not None:
-                raise OptionError(f"--{k} does not apply to --method multitask-mh")
-    if clusters:
-        raise OptionError("--clusters writes the clusters of an equivalence predicate; no query predicate is one")
     if want_map:
-        options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, max_flips=max_flips,
-                                          max_tries=tries, noise=noise, hard_weight=hard_weight).items()
-                   if v is not None}
-        if metropolis_steps is not None or rao_blackwell is not None:
-            raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only (--rao-blackwell also to mh marginals)")
-        for flag, value in (("--init", init), ("--init-flips", init_flips), ("--joint-moves", joint_moves),
-                            ("--cluster-moves", cluster_moves)):
-            if value is not None:
-                raise OptionError(f"{flag} applies to MC-SAT marginals (without --map)")
-        if group_mutex is not None:
-            if method != "maxwalksat":
-                raise OptionError("--group-mutex applies to mcsat (marginals) and --map --method maxwalksat")
-            options["group_mutex"] = group_mutex
-        if method == "mh":
-            if thin is not None:
-                raise OptionError("--thin applies to mh marginals (without --map)")
-            options.update({k: v for k, v in cluster_options.items() if v is not None and k != "thin"})
-        if method in ("sgmp", "multitask-mh"):
-            for k in ("max_tries",) + (("max_flips", "noise") if method == "multitask-mh" else ()):
-                if k in options:
-                    raise OptionError(f"--{'tries' if k == 'max_tries' else k.replace('_', '-')} does not apply "
-                                      f"to --method {method}")
-            if "max_flips" in options:
-                options["flips"] = options.pop("max_flips")
-            options.update(sgmp_options)
-            options.update(mt_options)
-        if method == "multitask-mh":
-            if thin is not None:
-                raise OptionError("--thin applies to multitask-mh marginals (without --map)")
-            options.update({k: v for k, v in cluster_options.items() if v is not None})
-        if method == "cpi":
-            options["base"] = cpi_base
-            if cpi_base != "maxwalksat":
-                options.pop("seed", None)
-        elif cpi_base != "ilp":
-            raise OptionError("--cpi-base applies to --method cpi only")
-        if method in ("ilp", "cpsat", "exact") or (method == "cpi" and cpi_base != "maxwalksat"):
-            options.pop("seed", None)
-            for k in ("max_flips", "max_tries", "noise"):
-                if k in options:
-                    raise OptionError(f"--{k.replace('_', '-')} applies to maxwalksat only")
         answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
         if method in ("ilp", "cpi", "cpsat", "exact") and not answer.optimal:
             gap = "unknown" if answer.gap is None else f"{answer.gap:.4g}"
@@ -297,43 +248,6 @@ def infer_command(
             ground_seconds=answer.ground_seconds, infer_seconds=answer.infer_seconds,
         )
     else:
-        options = {k: v for k, v in dict(seed=seed, max_seconds=max_seconds, samples=samples,
-                                          burn_in=burn_in, chains=chains, hard_weight=hard_weight,
-                                          metropolis_steps=metropolis_steps,
-                                          rao_blackwell=rao_blackwell).items() if v is not None}
-        mcsat_only = {k: v for k, v in dict(init_method=init, init_flips=init_flips, group_mutex=group_mutex,
-                                             joint_moves=joint_moves, cluster_moves=cluster_moves).items()
-                      if v is not None}
-        if mcsat_only and method != "mcsat":
-            flag = {"init_method": "--init"}.get(next(iter(mcsat_only)), "--" + next(iter(mcsat_only)).replace("_", "-"))
-            raise OptionError(f"{flag} applies to --method mcsat (marginals)")
-        options.update(mcsat_only)
-        if method == "exact":
-            for k in ("samples", "burn_in", "chains", "hard_weight", "metropolis_steps", "rao_blackwell"):
-                if k in options:
-                    raise OptionError(f"--{k.replace('_', '-')} does not apply to exact inference")
-            options.pop("seed", None)
-        elif chains is not None and method != "gibbs":
-            raise OptionError("--chains applies to gibbs only")
-        elif method == "mh":
-            if metropolis_steps is not None:
-                raise OptionError("--metropolis-steps applies to mcsat only")
-            for k in ("steps", "temperature", "anneal", "restarts"):
-                if cluster_options[k] is not None:
-                    raise OptionError(f"--{k} applies to mh MAP (--map)")
-            if thin is not None:
-                options["thin"] = thin
-        elif method == "multitask-mh":
-            if metropolis_steps is not None:
-                raise OptionError("--metropolis-steps applies to mcsat only")
-            for k in ("steps", "temperature"):
-                if cluster_options[k] is not None:
-                    raise OptionError(f"--{k} applies to multitask-mh MAP (--map)")
-            if thin is not None:
-                options["thin"] = thin
-            options.update(mt_options)
-        elif method != "mcsat" and (metropolis_steps is not None or rao_blackwell is not None):
-            raise OptionError("--metropolis-steps and --rao-blackwell apply to mcsat only")
         with _sampling_progress(method, options.get("samples", 1000)) as progress:
             if progress is not None:
                 options["progress"] = progress
@@ -364,29 +278,11 @@ def infer_command(
 
 
 def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, stats, result, stats_json,
-                       clusters_path, options, not_here) -> None:
+                       clusters_path, options) -> None:
     """``--method mh`` / ``agglomerative``: inference over clusterings of the
     equivalence predicates among the queries (cluster/api.py)."""
     from ..api import map_inference, marginal_inference
 
-    bad = [k for k, v in not_here.items() if v is not None]
-    if bad:
-        raise OptionError(f"--{bad[0].replace('_', '-')} does not apply to --method {method}")
-    options = {k: v for k, v in options.items() if v is not None}
-    if method == "agglomerative":
-        if not want_map:
-            raise OptionError("agglomerative is a MAP method: add --map (marginals: --method mh)")
-        for k in ("samples", "burn_in", "thin", "restarts", "temperature", "anneal", "steps"):
-            if k in options:
-                raise OptionError(f"--{k.replace('_', '-')} does not apply to --method agglomerative")
-    elif want_map:
-        for k in ("samples", "burn_in", "thin"):
-            if k in options:
-                raise OptionError(f"--{k.replace('_', '-')} applies to mh marginals (without --map)")
-    else:
-        for k in ("steps", "temperature", "anneal", "restarts"):
-            if k in options:
-                raise OptionError(f"--{k.replace('_', '-')} applies to mh MAP (--map)")
     if want_map:
         answer = map_inference(mln, dbs, query_list, method=method, **common, **options)
         text = answer.to_alchemy(all_atoms=map_all)
@@ -402,8 +298,6 @@ def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, 
     else:
         sys.stdout.write(text)
     if clusters_path is not None:
-        if not want_map:
-            raise OptionError("--clusters writes a MAP clustering: add --map")
         write_text_atomic(clusters_path, answer.clusters_text())
     table = Table(show_header=False, box=None, pad_edge=False)
     for k in ("task", "method", "predicates", "mentions", "clusters", "score", "ground_seconds", "infer_seconds",
