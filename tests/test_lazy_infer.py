@@ -128,6 +128,9 @@ HARD_GROUPS = [
     # S(1) needs M(A,2) false (a negative literal on an active atom that is true), and
     # M(A,2) is in no held clause at first (the chain never moves it)
     ("n = {1, 2, 3}\nS(n)\nM(n)\nS(j) => (i = j v !M(i)).\n", "S(2)\n", "M", {"open_": ["S"]}),
+    # three worlds (every x on the same j), six atoms of three blocks apart: M 1/3 each
+    # (MC-SAT, eager too, answered .45 / .30 / .25 before cluster swaps)
+    ("t = {A, B, C}\nn = {1, 2, 3}\nM(t, n!)\nM(x, j) <=> M(y, j).\n", "", "M", {}),
 ]
 
 
