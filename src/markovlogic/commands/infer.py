@@ -140,7 +140,7 @@ def infer_command(
     shared_dir: Optional[Path] = typer.Option(None, "--shared-dir", help=SHARED_DIR_HELP),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
-    from ..api import MAP_METHODS, MARGINAL_METHODS, map_inference, marginal_inference
+    from ..api import map_inference, marginal_inference
 
     from ..checks import check_seconds, check_seed
 
