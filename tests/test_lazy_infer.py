@@ -131,6 +131,9 @@ HARD_GROUPS = [
     # three worlds (every x on the same j), six atoms of three blocks apart: M 1/3 each
     # (MC-SAT, eager too, answered .45 / .30 / .25 before cluster swaps)
     ("t = {A, B, C}\nn = {1, 2, 3}\nM(t, n!)\nM(x, j) <=> M(y, j).\n", "", "M", {}),
+    # the same through cycles of hard implications, no clause with a partner (hard ties)
+    ("t = {A, B, C}\nn = {1, 2, 3}\nM(t, n!)\nN(t, n!)\nM(x, j) => N(x, j).\nN(x, j) => M(y, j).\n0.5 N(A, 2)\n",
+     "", "M,N", {}),
 ]
 
 

@@ -77,7 +77,11 @@ slice's equivalences tie to the two (every block touched must then hold
 exactly those two atoms of the move, so each keeps one true atom): the
 worlds of ``M(t, n!)`` with ``M(x,j) <=> M(y,j).`` differ in two atoms of
 each block, and without the swap MC-SAT answered .45 / .30 / .25 where
-each is 1/3.
+each is 1/3. Besides the bonds of a slice, a move takes together the atoms
+that hard two-literal clauses make equivalent through cycles of
+implications (:func:`hard_ties`, 2-SAT's strongly connected components;
+``M(x,j) => N(x,j).`` with ``N(x,j) => M(y,j).`` has no clause with a
+partner, and MC-SAT was .2 off there).
 
 Defaults, as measured (``bench/workloads/mcsat_ext.py``, errors against the
 exact marginals of the citation models and long runs on tuffy/cse and
@@ -310,7 +314,7 @@ def _pair_moves(n_moves, joint, strong, g, s, stats):
 
 
 @nb.njit(**KERNEL)
-def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratch, bonded, stats):
+def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratch, bonded, ties, stats):
     """Cluster flips on the slice (in the manner of Swendsen and Wang; the
     target is the uniform distribution on the slice). Two atoms are bonded
     when the slice selected both clauses of an equivalence between them
@@ -337,7 +341,15 @@ def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratc
     ``x`` on the same ``j``) differ in six atoms of three blocks, and no
     single or block move of SampleSAT crosses between them. Symmetric: the
     same set of blocks generates the move back (their true and chosen atoms
-    exchanged), each with the same probability ``1 / (size - 1)``."""
+    exchanged), each with the same probability ``1 / (size - 1)``.
+
+    ``ties`` (``atom_tie``, ``tie_start``, ``tie_atoms``, ``tie_mark``:
+    :func:`hard_ties`): atoms that the hard two-literal clauses make
+    equivalent through a cycle of implications (one strongly connected
+    component), which every slice holds; a move takes all of them
+    together, as it takes the two atoms of a bond. Found on ``M(x,j) =>
+    N(x,j).`` with ``N(x,j) => M(y,j).``, where no clause has a partner."""
+    atom_tie, tie_start, tie_atoms, tie_mark = ties
     clause_start, lit_atom, atom_lit_start, occ_clause = g[0], g[1], g[3], g[4]
     occ_positive, weight, block_start, block_atoms, atom_block, var = g[5], g[6], g[7], g[8], g[9], g[10]
     world, count, sel, vlist, vpos, ist, fst, block_true, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
@@ -371,6 +383,21 @@ def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratc
         while qi < qn and ok:
             a = queue[qi]
             qi += 1
+            ta = atom_tie[a] if len(atom_tie) else -1
+            if ta >= 0 and tie_mark[ta] != st:
+                tie_mark[ta] = st
+                for k in range(tie_start[ta], tie_start[ta + 1]):
+                    b = tie_atoms[k]
+                    if mark[b] == st:
+                        continue
+                    if (atom_block[b] >= 0 and not swap) or qn >= max_size:
+                        ok = False
+                        break
+                    mark[b] = st
+                    queue[qn] = b
+                    qn += 1
+                if not ok:
+                    break
             for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
                 c = occ_clause[k]
                 pc = partner[c]
@@ -424,20 +451,64 @@ def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratc
                      weight)
 
 
-def _bonded_blocks(sat, partner: np.ndarray) -> np.ndarray:
+def _bonded_blocks(sat, partner: np.ndarray, atom_tie: np.ndarray) -> np.ndarray:
     """Per block, whether one of its atoms is in a clause with an
-    equivalence partner (bool[n_blocks]; all False without partners)."""
+    equivalence partner or tied by hard clauses (bool[n_blocks])."""
     bonded = np.zeros(sat.n_blocks, dtype=np.bool_)
-    if len(partner) == 0 or sat.n_blocks == 0 or not (partner >= 0).any():
+    if sat.n_blocks == 0:
         return bonded
-    clauses = np.flatnonzero(partner >= 0)
-    starts = sat.clause_start[clauses]
     atoms = np.zeros(sat.n_atoms, dtype=np.bool_)
-    atoms[sat.lit_atom[starts]] = True
-    atoms[sat.lit_atom[starts + 1]] = True
+    if len(atom_tie):
+        atoms |= atom_tie >= 0
+    if len(partner) and (partner >= 0).any():
+        starts = sat.clause_start[np.flatnonzero(partner >= 0)]
+        atoms[sat.lit_atom[starts]] = True
+        atoms[sat.lit_atom[starts + 1]] = True
     in_block = sat.atom_block[atoms.nonzero()[0]]
     bonded[in_block[in_block >= 0]] = True
     return bonded
+
+
+def hard_ties(sat, enabled: bool = True) -> tuple:
+    """Atoms the hard two-literal clauses make equivalent (or opposite):
+    those whose literals lie in one strongly connected component of the
+    clauses' implication graph (``a v b`` gives ``!a -> b`` and ``!b -> a``),
+    as in 2-SAT. Hard clauses hold in every MC-SAT slice, so the ties do
+    not depend on the world or the selection. Returns ``(atom_tie,
+    tie_start, tie_atoms, tie_mark)``: per atom its group (-1: none), the
+    groups' atoms (groups of two or more atoms only), scratch; empty arrays
+    when ``enabled`` is false or nothing is tied. A component that holds
+    both literals of an atom (no world satisfies the clauses) ties nothing."""
+    none = (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+            np.zeros(0, dtype=np.int64))
+    n = sat.n_atoms
+    sizes = np.diff(sat.clause_start)
+    two = np.flatnonzero((sizes == 2) & sat.is_hard) if enabled else np.zeros(0, dtype=np.int64)
+    if len(two) < 2:
+        return none
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    first = sat.clause_start[:-1][two]
+    la = 2 * sat.lit_atom[first].astype(np.int64) + sat.lit_positive[first]
+    lb = 2 * sat.lit_atom[first + 1].astype(np.int64) + sat.lit_positive[first + 1]
+    src, dst = np.concatenate([la ^ 1, lb ^ 1]), np.concatenate([lb, la])
+    graph = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(2 * n, 2 * n))
+    _, label = connected_components(graph, directed=True, connection="strong")
+    neg, pos = label[0::2], label[1::2]
+    key = np.where(neg == pos, -1, np.minimum(neg, pos))       # the pair of mirror components
+    keys, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    tied = (counts[inverse] >= 2) & (key >= 0)
+    if not tied.any():
+        return none
+    atoms = np.flatnonzero(tied)
+    order = np.argsort(key[atoms], kind="stable")
+    atoms = atoms[order]
+    _, first_of, group_sizes = np.unique(key[atoms], return_index=True, return_counts=True)
+    atom_tie = np.full(n, -1, dtype=np.int32)
+    atom_tie[atoms] = np.repeat(np.arange(len(group_sizes), dtype=np.int32), group_sizes)
+    tie_start = np.concatenate([first_of, [len(atoms)]]).astype(np.int64)
+    return atom_tie, tie_start, atoms.astype(np.int32), np.zeros(len(group_sizes), dtype=np.int64)
 
 
 def equivalence_partners(sat) -> np.ndarray:
@@ -470,7 +541,7 @@ def equivalence_partners(sat) -> np.ndarray:
 @nb.njit(**KERNEL)
 def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp, soft, strong, joint, thresh,
                is_hard, g, s, path, prob, stats, n_cluster, max_cluster, partner, mark, queue, stamp, bscratch,
-               bonded):
+               bonded, ties):
     """``n_samples`` MC-SAT steps (with their Metropolis steps). After each:
     if ``tally`` has one entry per atom, adds to it each atom's conditional
     probability given the rest of the world (``rb``) or its truth value; if
@@ -489,7 +560,7 @@ def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp,
         _select(soft, weight, thresh, count, sel, rs)
         samplesat(n_steps, max_path, p_ws, temp, False, g, s, path, stats)
         if n_cluster > 0:
-            _cluster_moves(n_cluster, max_cluster, partner, g, s, mark, queue, stamp, bscratch, bonded, stats)
+            _cluster_moves(n_cluster, max_cluster, partner, g, s, mark, queue, stamp, bscratch, bonded, ties, stats)
         if n_mh > 0:
             for k in range(len(soft)):
                 sel[soft[k]] = SEL_NONE
@@ -602,7 +673,8 @@ class MCSATChain:
         self._stamp = np.zeros(1, dtype=np.int64)
         self._bscratch = np.zeros(2 * sat.n_blocks if opt.cluster_moves else 0, dtype=np.int64)
         self._pairs = equivalence_partners(sat) if opt.cluster_moves else np.zeros(0, dtype=np.int32)
-        self._bonded = _bonded_blocks(sat, self._pairs)
+        self._ties = hard_ties(sat, opt.cluster_moves and opt.hard_weight is None)
+        self._bonded = _bonded_blocks(sat, self._pairs, self._ties[0])
         self._partner = self._pairs
         self.prob = np.zeros(2 * (int(np.diff(sat.block_start).max()) if sat.n_blocks else 1), dtype=np.float64)
         self._no_tally = np.zeros(0, dtype=np.float64)
@@ -653,8 +725,10 @@ class MCSATChain:
             can = sat.is_hard | (sat.weight > 0.0)
             ok = (self._pairs >= 0) & can & can[np.maximum(self._pairs, 0)]
             self._partner = np.where(ok, self._pairs, -1).astype(np.int32)
-            self._bonded = _bonded_blocks(sat, self._partner)
-            self._cluster_now = self.n_cluster if ok.any() else 0
+            self._bonded = _bonded_blocks(sat, self._partner, self._ties[0])
+            self._cluster_now = self.n_cluster if ok.any() or len(self._ties[1]) > 1 else 0
+        elif len(self._ties[1]) > 1:          # atoms tied by hard clauses alone
+            self._cluster_now = self.n_cluster
 
     def _score(self) -> float:
         """The score the kernels keep up to date by differences (soft clauses only)."""
@@ -706,7 +780,7 @@ class MCSATChain:
             self.rao_blackwell, self.n_steps, self.n_mh, self.max_path, self.p_ws, self.temp, self.prep.soft,
             self.strong, self.joint, self.prep.thresh, self.prep.sat.is_hard, self.prep.arrays,
             self._state.arrays, self.path, self.prob, self.stats, self._cluster_now, DEFAULT_MAX_CLUSTER,
-            self._partner, self._mark, self._queue, self._stamp, self._bscratch, self._bonded,
+            self._partner, self._mark, self._queue, self._stamp, self._bscratch, self._bonded, self._ties,
         )
 
     def new_tally(self) -> np.ndarray:
