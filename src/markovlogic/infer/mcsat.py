@@ -119,6 +119,7 @@ INIT_METHODS = ("hard", "maxwalksat", "two-pass")
 # extra statistics slots of this module
 ST_PAIR_PROPOSALS, ST_PAIR_ACCEPTED, ST_CLUSTER_PROPOSALS, ST_CLUSTER_ACCEPTED, ST_CLUSTER_ATOMS = range(N_STATS, N_STATS + 5)
 DEFAULT_MAX_CLUSTER = 10_000
+HARD_TIE_BYTES = 120          # hard_ties' transient peak per hard two-literal clause (measured: 107)
 
 
 @dataclass
@@ -477,8 +478,10 @@ def hard_ties(sat, enabled: bool = True) -> tuple:
     not depend on the world or the selection. Returns ``(atom_tie,
     tie_start, tie_atoms, tie_mark)``: per atom its group (-1: none), the
     groups' atoms (groups of two or more atoms only), scratch; empty arrays
-    when ``enabled`` is false or nothing is tied. A component that holds
-    both literals of an atom (no world satisfies the clauses) ties nothing."""
+    when ``enabled`` is false, nothing is tied, or the graph would not fit
+    in the memory budget (``HARD_TIE_BYTES`` per hard pair clause). A
+    component that holds both literals of an atom (no world satisfies the
+    clauses) ties nothing."""
     none = (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32),
             np.zeros(0, dtype=np.int64))
     n = sat.n_atoms
@@ -486,14 +489,21 @@ def hard_ties(sat, enabled: bool = True) -> tuple:
     two = np.flatnonzero((sizes == 2) & sat.is_hard) if enabled else np.zeros(0, dtype=np.int64)
     if len(two) < 2:
         return none
+    from ..resources import memory_budget
+
+    if HARD_TIE_BYTES * len(two) > memory_budget():
+        return none           # the ties only speed mixing up: without them the chain is as before
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
     first = sat.clause_start[:-1][two]
-    la = 2 * sat.lit_atom[first].astype(np.int64) + sat.lit_positive[first]
-    lb = 2 * sat.lit_atom[first + 1].astype(np.int64) + sat.lit_positive[first + 1]
+    kind = np.int32 if 2 * n < 2**31 else np.int64
+    la = 2 * sat.lit_atom[first].astype(kind) + sat.lit_positive[first].astype(kind)
+    lb = 2 * sat.lit_atom[first + 1].astype(kind) + sat.lit_positive[first + 1].astype(kind)
     src, dst = np.concatenate([la ^ 1, lb ^ 1]), np.concatenate([lb, la])
+    del la, lb
     graph = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(2 * n, 2 * n))
+    del src, dst
     _, label = connected_components(graph, directed=True, connection="strong")
     neg, pos = label[0::2], label[1::2]
     key = np.where(neg == pos, -1, np.minimum(neg, pos))       # the pair of mirror components
