@@ -108,7 +108,6 @@ METHODS: tuple[Method, ...] = (
 
 # the flags a cpi run takes only when its base solver is MaxWalkSAT
 CPI_MAXWALKSAT_FLAGS = ("--max-flips", "--tries", "--noise")
-CPI_BASES = ("ilp", "maxwalksat", "cpsat", "exact")
 
 
 def names(task: str) -> tuple[str, ...]:
