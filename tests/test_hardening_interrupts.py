@@ -86,3 +86,57 @@ def test_interrupt_inside_a_numba_kernel_is_an_interrupt():
     loop.__context__ = ValueError("b")
     loop.__context__.__context__ = loop
     assert not _interrupted(loop)
+
+
+def test_an_exception_after_ctrl_c_is_the_interrupt(monkeypatch, capsys):
+    """A library that swallows the KeyboardInterrupt and fails instead (DuckDB,
+    interrupted in its lazy `import pandas`: "'pandas' is required ... but it
+    was not installed", seen by hand) still ends with status 130."""
+    import markovlogic.cli as cli
+
+    def swallowing_app(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            pass
+        raise RuntimeError("Invalid Input Error: 'pandas' is required for this operation but it was not installed")
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not Python's default handler here")
+    monkeypatch.setattr(cli, "app", swallowing_app)
+    assert cli.main(["infer"]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "interrupted"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler       # restored
+
+
+def test_a_swallowed_ctrl_c_cannot_hang(tmp_path):
+    """Once (by hand, Ctrl-C 0.6 s after start) the interrupt vanished and
+    MC-SAT went on sampling: a watchdog ends the run with status 130 when the
+    interrupt has not reached the command line's handler in time."""
+    script = tmp_path / "swallow.py"
+    script.write_text(
+        "import sys, time\n"
+        "import markovlogic.cli as cli\n"
+        "cli.INTERRUPT_GRACE = 1.0\n"
+        "def app(*a, **k):\n"
+        "    print('ready', flush=True)\n"
+        "    end = time.time() + 60\n"
+        "    while time.time() < end:\n"
+        "        try:\n"
+        "            time.sleep(0.05)\n"
+        "        except KeyboardInterrupt:\n"
+        "            pass\n"
+        "    return 0\n"
+        "cli.app = app\n"
+        "sys.exit(cli.main(['infer']))\n")
+    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert p.stdout.readline().strip() == b"ready"
+    start = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130
+    assert err.decode().strip().splitlines()[-1] == "interrupted"
+    assert time.monotonic() - start < 10

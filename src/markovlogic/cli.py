@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
+import time
 import warnings
 
 import typer
@@ -51,11 +54,69 @@ def main(argv: list[str] | None = None) -> int:
     from .logic import limits
 
     saved = replace(limits.LIMITS), resources._limit
+    previous = _watch_interrupts()
     try:
         return _main(argv)
     finally:
         limits.LIMITS.__dict__.update(saved[0].__dict__)
         resources._limit = saved[1]
+        _Interrupts.handled = True       # the run is over: no watchdog may end the process now
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+# Ctrl-C: Python raises KeyboardInterrupt where the main thread is. A library
+# can swallow it (DuckDB's lazy `import pandas`, interrupted, becomes "'pandas'
+# is required ... but it was not installed", and once the run went on sampling
+# as if nothing had happened) or wrap it (numba: SystemError). So the handler
+# also counts the interrupt: the last line of defence treats any exception
+# after one as the interrupt, and a watchdog ends the process with status 130
+# if the interrupt has not reached it within INTERRUPT_GRACE seconds.
+INTERRUPT_GRACE = 10.0
+
+
+class _Interrupts:
+    count = 0
+    handled = False
+    generation = 0          # one per call of main(): a watchdog acts only on its own call
+
+
+def _watch_interrupts():
+    """Install the counting SIGINT handler (main thread, Python's default
+    handler in place); returns the handler to restore, or None."""
+    _Interrupts.count, _Interrupts.handled = 0, False
+    _Interrupts.generation += 1
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    current = signal.getsignal(signal.SIGINT)
+    if current is not signal.default_int_handler:
+        return None
+    signal.signal(signal.SIGINT, _on_sigint)
+    return current
+
+
+def _on_sigint(signum, frame):
+    _Interrupts.count += 1
+    if _Interrupts.count == 1:
+        threading.Thread(target=_watchdog, args=(_Interrupts.generation,), name="mln-interrupt-watchdog",
+                         daemon=True).start()
+    raise KeyboardInterrupt
+
+
+def _watchdog(generation: int) -> None:
+    time.sleep(INTERRUPT_GRACE)
+    if _Interrupts.generation == generation and not _Interrupts.handled:
+        try:
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(INTERRUPTED)
+
+
+def _report_interrupt() -> int:
+    _Interrupts.handled = True
+    err_console.print("interrupted")
+    return INTERRUPTED
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -69,12 +130,10 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         code = app(args=argv, standalone_mode=False, prog_name="mln")
         if code == INTERRUPTED:          # typer turns KeyboardInterrupt into Exit(130)
-            err_console.print("interrupted")
-            return INTERRUPTED
+            return _report_interrupt()
         sys.stdout.flush()
     except KeyboardInterrupt:
-        err_console.print("interrupted")
-        return INTERRUPTED
+        return _report_interrupt()
     except MarkovLogicError as exc:
         err_console.print(exc.render(), markup=False)
         return 2
@@ -102,9 +161,8 @@ def _main(argv: list[str] | None = None) -> int:
             "--memory-limit), or use --method cpi or inference over clusterings")
         return 2
     except Exception as exc:              # noqa: BLE001 - the last line of defence: no traceback
-        if _interrupted(exc):
-            err_console.print("interrupted")
-            return INTERRUPTED
+        if _interrupted(exc) or _Interrupts.count:
+            return _report_interrupt()
         if os.environ.get("MLN_TRACEBACK"):
             raise
         err_console.print(f"internal error: {type(exc).__name__}: {exc}", markup=False)
