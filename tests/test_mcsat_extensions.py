@@ -558,7 +558,7 @@ def test_maxwalksat_group_mutex_must_be_a_bool():
         maxwalksat(GroundNetwork.from_clauses(1, [(1.0, [(0, True)])]), group_mutex="yes")
 
 
-@pytest.mark.xfail(strict=True, reason="known limit of MC-SAT: negative-weight clauses that are false pin their "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known limit of MC-SAT: negative-weight clauses that are false pin their "
                                        "atoms in the slice, so a strongly coupled symmetric model keeps one mode")
 def test_mcsat_leaves_a_mode_pinned_by_negative_weights():
     """Every marginal is .5 by symmetry (flip every atom); MC-SAT reports one
