@@ -93,7 +93,8 @@ def infer_command(
     cluster_moves: Optional[bool] = typer.Option(
         None, "--cluster-moves/--no-cluster-moves",
         help="MC-SAT: also flip whole sets of atoms that the slice ties by equivalences (chains of strong "
-             "two-way rules), in the manner of Swendsen-Wang.",
+             "two-way rules, cycles of hard implications), in the manner of Swendsen-Wang, and swap the true "
+             "atom of ! blocks tied that way.",
     ),
     max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try (default 50,000)."),
     tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT tries (restarts; default 20)."),

@@ -302,20 +302,26 @@ class Activation:
         return atoms[~self.seen[atoms]]
 
     # ------------------------------------------------------------ questions
+    def _held_literals(self):
+        """``(template index, template, literal index, literal)`` of every
+        literal of the templates grounded lazily (not the eager or zero ones)."""
+        for i, t in enumerate(self.templates):
+            if self.sign[i] in ("zero", "eager"):
+                continue
+            for li, lit in enumerate(t.literals):
+                yield i, t, li, lit
+
     def seeds(self) -> np.ndarray:
         """Registry atoms with a unit clause that is not as wanted in the
         default world: ``P`` hard or of positive weight, ``!P`` of negative
         weight."""
         specs = []
-        for i, t in enumerate(self.templates):
-            if self.sign[i] in ("zero", "eager"):
+        for i, t, li, lit in self._held_literals():
+            if lit.positive and self.sign[i] == "neg":
                 continue
-            for li, lit in enumerate(t.literals):
-                if lit.positive and self.sign[i] == "neg":
-                    continue
-                if not lit.positive and self.sign[i] in ("hard", "pos"):
-                    continue
-                specs.append((i, self._unit_conditions(t, li, Unknown()), 0, "pos" if lit.positive else "neg"))
+            if not lit.positive and self.sign[i] in ("hard", "pos"):
+                continue
+            specs.append((i, self._unit_conditions(t, li, Unknown()), 0, "pos" if lit.positive else "neg"))
         found = []
         for i, q, res, n, want in self._run_all(specs):
             r = self._rows(i, q, res, n, want)
@@ -336,13 +342,10 @@ class Activation:
         rows: list[Rows] = []
         try:
             specs = []
-            for i, t in enumerate(self.templates):
-                if self.sign[i] in ("zero", "eager"):
-                    continue
-                for li, lit in enumerate(t.literals):
-                    k = self._pred(t, lit)
-                    if k in names:
-                        specs.append((i, self._unit_conditions(t, li, In(names[k])), 0, "any"))
+            for i, t, li, lit in self._held_literals():
+                k = self._pred(t, lit)
+                if k in names:
+                    specs.append((i, self._unit_conditions(t, li, In(names[k])), 0, "any"))
             for i, q, res, n, want in self._run_all(specs):
                 r = self._rows(i, q, res, n, want)
                 if r is not None:
@@ -476,25 +479,22 @@ class Activation:
         clause -- every other literal false in ``world`` (the true atoms'
         tables by predicate)."""
         specs = []
-        for i, t in enumerate(self.templates):
-            if self.sign[i] in ("zero", "eager"):
-                continue
-            for li, lit in enumerate(t.literals):
-                k = self._pred(t, lit)
-                conds = []
-                for j, other in enumerate(t.literals):
-                    kj = self._pred(t, other)
-                    if j == li:
-                        excl = self._tables.get(k)
-                        conds.append(Unknown(() if excl is None else (excl,)))
-                    elif kj != k:
-                        conds.append(FalseIn(world.get(kj)))
-                    else:
-                        # a literal on the flipped atom itself: a repeat of it (counted
-                        # once, in the branch of its first occurrence), never its negation
-                        repeat = j > li and other.positive == lit.positive
-                        conds.append(FalseIn(world.get(kj), same=li, allow_same=repeat))
-                specs.append((i, conds, 0, li))
+        for i, t, li, lit in self._held_literals():
+            k = self._pred(t, lit)
+            conds = []
+            for j, other in enumerate(t.literals):
+                kj = self._pred(t, other)
+                if j == li:
+                    excl = self._tables.get(k)
+                    conds.append(Unknown(() if excl is None else (excl,)))
+                elif kj != k:
+                    conds.append(FalseIn(world.get(kj)))
+                else:
+                    # a literal on the flipped atom itself: a repeat of it (counted
+                    # once, in the branch of its first occurrence), never its negation
+                    repeat = j > li and other.positive == lit.positive
+                    conds.append(FalseIn(world.get(kj), same=li, allow_same=repeat))
+            specs.append((i, conds, 0, li))
         return specs
 
     @staticmethod

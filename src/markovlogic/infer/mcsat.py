@@ -154,7 +154,8 @@ class MCSATOptions:
     at-most-one / exactly-one blocks (:mod:`.mutex`); ``joint_moves``: pair
     moves that also move atoms in blocks. ``cluster_moves`` (not Poon's):
     after each slice, ``max_steps / 10`` proposals to flip a whole set of
-    atoms that the selected clauses tie by equivalences
+    atoms that the selected clauses or cycles of hard implications tie by
+    equivalences, or to swap the true atom of blocks tied that way
     (:func:`_cluster_moves`).
     """
 
@@ -315,6 +316,21 @@ def _pair_moves(n_moves, joint, strong, g, s, stats):
 
 
 @nb.njit(**KERNEL)
+def _enqueue(b, st, swap, max_size, mark, queue, qn, atom_block):
+    """Add atom ``b`` to the set of a cluster move (``qn`` atoms so far);
+    returns the new size (``qn`` if ``b`` is in already), or -1 when the
+    move must be dropped: ``b`` is in a block and the move is no swap, or
+    the set would exceed ``max_size``."""
+    if mark[b] == st:
+        return qn
+    if (atom_block[b] >= 0 and not swap) or qn >= max_size:
+        return -1
+    mark[b] = st
+    queue[qn] = b
+    return qn + 1
+
+
+@nb.njit(**KERNEL)
 def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratch, bonded, ties, stats):
     """Cluster flips on the slice (in the manner of Swendsen and Wang; the
     target is the uniform distribution on the slice). Two atoms are bonded
@@ -388,16 +404,11 @@ def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratc
             if ta >= 0 and tie_mark[ta] != st:
                 tie_mark[ta] = st
                 for k in range(tie_start[ta], tie_start[ta + 1]):
-                    b = tie_atoms[k]
-                    if mark[b] == st:
-                        continue
-                    if (atom_block[b] >= 0 and not swap) or qn >= max_size:
-                        ok = False
+                    qn = _enqueue(tie_atoms[k], st, swap, max_size, mark, queue, qn, atom_block)
+                    if qn < 0:
                         break
-                    mark[b] = st
-                    queue[qn] = b
-                    qn += 1
-                if not ok:
+                if qn < 0:
+                    ok = False
                     break
             for k in range(atom_lit_start[a], atom_lit_start[a + 1]):
                 c = occ_clause[k]
@@ -408,14 +419,10 @@ def _cluster_moves(n_moves, max_size, partner, g, s, mark, queue, stamp, bscratc
                 b = lit_atom[cs]
                 if b == a:
                     b = lit_atom[cs + 1]
-                if mark[b] == st:
-                    continue
-                if (atom_block[b] >= 0 and not swap) or qn >= max_size:
+                qn = _enqueue(b, st, swap, max_size, mark, queue, qn, atom_block)
+                if qn < 0:
                     ok = False
                     break
-                mark[b] = st
-                queue[qn] = b
-                qn += 1
         if swap and ok:
             # bonds reached no other atom: a block move, SampleSAT's own
             if qn == 2:
