@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -215,17 +213,11 @@ def _plot(result, path: Path) -> None:
     ax.set_title(f"weight learning ({result.method})")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=directory)
-    os.close(fd)
+    from ..io import open_binary_atomic
+
     try:
-        fig.savefig(tmp, format="png", dpi=100)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with open_binary_atomic(path, ".png") as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
     finally:
         plt.close(fig)
 
