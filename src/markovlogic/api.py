@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .checks import check_databases, check_model, check_sampling_options
+from .checks import check_databases, check_model, check_sampling_options, check_world_arguments
 from .errors import OptionError
 from .ground.network import GroundNetwork
 from .infer import EXACT_DEFAULT_SECONDS
@@ -184,6 +184,7 @@ def ground_model(
 
     check_model(mln)
     check_databases(db)
+    check_world_arguments(closed, open_, db_path)
     return ground_network(
         mln,
         _as_list(db),
@@ -223,6 +224,7 @@ def map_inference(
     """
     from .parallel.options import pop_options, using
 
+    check_world_arguments(closed, open_, db_path)
     if method is None:
         method = "maxwalksat" if options.get("lazy") not in (None, False) else "ilp"
     parallel = pop_options(options)
@@ -350,6 +352,7 @@ def marginal_inference(
     """
     from .parallel.options import pop_options, using
 
+    check_world_arguments(closed, open_, db_path)
     parallel = pop_options(options)
     if parallel.on_ray and method in ("mcsat", "gibbs"):
         if options.get("lazy") not in (None, False):

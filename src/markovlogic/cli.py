@@ -26,8 +26,27 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="markovlogic: Markov logic networks (Alchemy and Tuffy syntax).",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # plain click help: wrapped to the terminal (at most 120 columns), never cut, defaults shown;
+    # rich's panels truncated option names at 80 columns and ate '[ray]' as markup
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120, "show_default": True},
 )
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"mln (markovlogic) {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
+                                 help="Print the version and exit."),
+) -> None:
+    """markovlogic: Markov logic networks (Alchemy and Tuffy syntax)."""
+
 
 SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
 
@@ -39,6 +58,10 @@ for _name in SUBCOMMANDS:
             raise
         continue
     _module.register(app)
+
+for _info in app.registered_commands:       # the whole first sentence in `mln --help`, not 45 characters
+    if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
+        _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 INTERRUPTED = 130          # exit status after Ctrl-C (128 + SIGINT), as shells report it

@@ -18,24 +18,30 @@ from rich.table import Table
 
 from ..lang.ast import Query
 from ..lang.checks import evidence_domains
-from ..lang.printer import format_query
+from ..lang.printer import format_query, format_set_feature
 from ..model import MLN, Database
 from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, split_list
 
 
 def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dict:
-    """The figures ``mln check`` prints, as a plain dict (also used by tests)."""
-    domains = evidence_domains(mln, db)
+    """The figures ``mln check`` prints, as a plain dict (also used by tests).
+    Evidence read into columns is counted in numpy (a million-line file in a
+    second, not one object per atom)."""
+    if db is not None and getattr(db, "columns", None) is not None:
+        domain_sizes, per_pred = _column_counts(mln, db)
+    else:
+        domains = evidence_domains(mln, db)
+        domain_sizes = {name: len(c) for name, c in domains.items()}
+        per_pred = {}
+        if db is not None:
+            for atom in db.atoms:
+                per_pred.setdefault(atom.atom.predicate, Counter())[atom.truth] += 1
     hard = sum(1 for f in mln.formulas if f.hard)
     soft = sum(1 for f in mln.formulas if f.weight is not None)
-    per_pred: dict[str, Counter] = {}
-    if db is not None:
-        for atom in db.atoms:
-            per_pred.setdefault(atom.atom.predicate, Counter())[atom.truth] += 1
     return {
-        "types": len(domains),
-        "constants": sum(len(c) for c in domains.values()),
-        "domains": {name: len(c) for name, c in domains.items()},
+        "types": len(domain_sizes),
+        "constants": sum(domain_sizes.values()),
+        "domains": domain_sizes,
         "predicates": len(mln.predicates),
         "closed_predicates": sum(1 for p in mln.predicates.values() if p.closed),
         "functions": len(mln.functions),
@@ -50,7 +56,52 @@ def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dic
             name: {"true": c[True], "false": c[False], "unknown": c[None]} for name, c in per_pred.items()
         },
         "queries": [format_query(q) for q in queries] if queries else [],
+        "equivalences": sorted(n for n, p in mln.predicates.items() if getattr(p, "equivalence", False)),
+        "set_features": [format_set_feature(f) for f in getattr(mln, "set_features", ())],
     }
+
+
+def _column_counts(mln: MLN, db: Database) -> tuple[dict[str, int], dict[str, Counter]]:
+    """Constants per type and truth values per predicate, from the columns:
+    the same figures as :func:`evidence_domains` and a pass over the atoms."""
+    import numpy as np
+
+    cols = db.columns
+    ids_by_type: dict[str, list] = {}
+    per_pred: dict[str, Counter] = {}
+    for (name, arity), rows in cols.preds.items():
+        if not len(rows):
+            continue
+        counts = np.bincount(rows.truth.astype(np.int64) + 1, minlength=3)
+        c = per_pred.setdefault(name, Counter())
+        for truth, k in ((None, counts[0]), (False, counts[1]), (True, counts[2])):
+            if k:
+                c[truth] += int(k)
+        decl = mln.predicates.get(name)
+        if decl is None:
+            continue
+        for j, type_name in enumerate(decl.arg_types[:arity]):
+            ids_by_type.setdefault(type_name, []).append(rows.args[:, j])
+    extra_names: dict[str, set] = {}
+    for fv in db.function_values:
+        decl = mln.functions.get(fv.function)
+        if decl is None:
+            continue
+        extra_names.setdefault(decl.return_type, set()).add(fv.value)
+        for const, type_name in zip(fv.args, decl.arg_types):
+            extra_names.setdefault(type_name, set()).add(const)
+    sizes = {name: len(consts) for name, consts in mln.types.items()}
+    index: dict[str, int] | None = None
+    for type_name in list(ids_by_type) + [t for t in extra_names if t not in ids_by_type]:
+        parts = ids_by_type.get(type_name, [])
+        ids = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        known = set(mln.types.get(type_name, ())) | extra_names.get(type_name, set())
+        if known and index is None:
+            index = {c: k for k, c in enumerate(cols.consts)}
+        known_ids = np.array(sorted({index[c] for c in known if c in index}) if known else [], dtype=np.int64)
+        new = len(ids) - int(np.isin(ids, known_ids).sum()) if len(known_ids) else len(ids)
+        sizes[type_name] = len(known) + new
+    return sizes, {p: per_pred[p] for p in per_pred}
 
 
 def _n(count: int, word: str) -> str:
@@ -68,6 +119,12 @@ def print_summary(summary: dict, console: Console, model_files: list[str], evide
         f"  {_n(s['formulas'], 'formula')}: {s['hard']} hard, {s['soft']} soft"
         f" ({s['fixed']} fixed), {s['unweighted']} without weight"
     )
+    if s.get("equivalences"):
+        console.print(f"  equivalence predicates (clusterings): {', '.join(s['equivalences'])}")
+    if s.get("set_features"):
+        console.print(f"  {_n(len(s['set_features']), 'set-level feature')}:")
+        for text in s["set_features"]:
+            console.print(f"    {text}", markup=False)
     if s["domains"]:
         table = Table(title=None, show_edge=False, pad_edge=False, box=None)
         table.add_column("type", style="cyan")

@@ -56,6 +56,22 @@ def load_inputs(
     return mln, dbs, query_list
 
 
+OPEN_HELP = ("Predicates to treat as open-world, comma-separated (Alchemy's infer -o; not an output file: "
+             "the result file is -r).")
+
+
+def check_world_flags(closed: str | None, open_: str | None) -> None:
+    """``-o`` is Alchemy's open-world list in ``infer`` and ``ground`` but the
+    output file in ``learn`` and ``derive``: a path given to it is refused at
+    once, with the flag that writes a result."""
+    for flag, value in (("-c/--closed", closed), ("-o/--open", open_)):
+        for item in split_list(value):
+            if "/" in item or "." in item or "\\" in item:
+                raise OptionError(
+                    f"{flag} takes predicate names, not a file ({item!r}); in mln infer and mln ground -o is "
+                    "Alchemy's open-world list: write the result with -r FILE (learn and derive take -o FILE)")
+
+
 MAX_CNF_HELP = ("Largest number of CNF clauses one formula may expand to (default 100,000); "
                 "a formula beyond it is refused before it is converted.")
 

@@ -52,9 +52,16 @@ def eval_command(
     from ..eval.compare import evaluate
     from ..model import MLN
 
+    from ..io import check_outputs
+
     predicates = split_list(queries)
     if not predicates:
         raise OptionError("no predicate given (-q)")
+    unscored = [p for p in split_list(equivalence) if p not in predicates]
+    if unscored:
+        raise OptionError(f"--equivalence names {', '.join(unscored)}, which -q does not score "
+                          f"(-q {','.join(predicates)}); add it to -q or drop it from --equivalence")
+    check_outputs({"stats file": stats_json}, [str(result), str(truth), *split_list(input)])
     mln = None
     if input:
         paths = split_list(input)

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..io import check_outputs, write_text_atomic
-from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, peak_mb, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, apply_limits, check_world_flags, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -30,7 +30,7 @@ def ground_command(
     queries: Optional[str] = typer.Option(None, "-q", "--queries", help="Query predicates or atoms, comma-separated."),
     query_file: Optional[Path] = typer.Option(None, "-f", "--query-file", help="File of query predicates/atoms."),
     closed: Optional[str] = typer.Option(None, "-c", "--closed", help="Predicates to treat as closed-world."),
-    open_: Optional[str] = typer.Option(None, "-o", "--open", help="Predicates to treat as open-world."),
+    open_: Optional[str] = typer.Option(None, "-o", "--open", help=OPEN_HELP),
     db_file: Optional[Path] = typer.Option(None, "--db-file", help="Keep the evidence database in this file (data larger than memory)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures as JSON."),
     dump: Optional[Path] = typer.Option(None, "--dump", help="Write every ground clause, one per line."),
@@ -45,6 +45,7 @@ def ground_command(
     from ..ground import ground
     from ..ground.export import write_dump, write_wcnf
 
+    check_world_flags(closed, open_)
     apply_limits(max_cnf_clauses, memory_limit)
     check_outputs({"dump file": dump, "WCNF file": wcnf, "stats file": stats_json},
                   split_list(input) + split_list(evidence) + ([str(query_file)] if query_file else []))

@@ -21,7 +21,7 @@ from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import check_outputs, write_text_atomic
 from ..parallel.options import RAY_HELP, RAY_WORKERS_HELP, SHARED_DIR_HELP, THREADS_HELP, ParallelOptions
-from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, peak_mb, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, apply_limits, check_world_flags, load_inputs, peak_mb, split_list
 
 console = Console(stderr=True, highlight=False)
 
@@ -57,9 +57,9 @@ def infer_command(
         help=f"Time limit for inference (ilp, cpi and cpsat default to {EXACT_DEFAULT_SECONDS:g} s; "
              "the best world found and the proven bound are reported).",
     ),
-    samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw (MC-SAT, Gibbs)."),
-    burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in samples (MC-SAT, Gibbs)."),
-    chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs chains."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw after burn-in (MC-SAT, Gibbs, mh; default 1000)."),
+    burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in, discarded (MC-SAT, Gibbs: steps, default 100; mh: proposals, default scaled to the model)."),
+    chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs: independent chains, pooled (default 4)."),
     hard_weight: Optional[float] = typer.Option(
         None, "--hard-weight",
         help="Treat hard clauses as soft with this weight (as Alchemy does), e.g. when they contradict the "
@@ -98,9 +98,9 @@ def infer_command(
     ),
     max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try (default 50,000)."),
     tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT tries (restarts; default 20)."),
-    noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise (random-walk probability)."),
+    noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise: the probability of a random-walk step (default 0.5)."),
     closed: Optional[str] = typer.Option(None, "-c", "--closed", help="Predicates to treat as closed-world."),
-    open_: Optional[str] = typer.Option(None, "-o", "--open", help="Predicates to treat as open-world."),
+    open_: Optional[str] = typer.Option(None, "-o", "--open", help=OPEN_HELP),
     db_file: Optional[Path] = typer.Option(None, "--db-file", help="Keep the evidence database in this file (data larger than memory)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write figures (atoms, clauses, seconds, score...) as JSON."),
     steps: Optional[int] = typer.Option(None, "--steps", help="mh: proposals per MAP run (default 200 per constant)."),
@@ -145,6 +145,10 @@ def infer_command(
 
     from ..checks import check_seconds, check_seed
 
+    if not split_list(queries) and query_file is None:
+        raise OptionError("no query given: name the query predicates or atoms with -q (e.g. -q Smokes,Cancer) "
+                          "or give a query file with -f")
+    check_world_flags(closed, open_)
     apply_limits(max_cnf_clauses, memory_limit)
     check_seed(seed)
     check_seconds(max_seconds)
@@ -157,10 +161,14 @@ def infer_command(
         raise OptionError("choose one of -ms (MC-SAT) and -p (Gibbs)")
     if map_true and map_all:
         raise OptionError("choose one of -m (true atoms) and -a (all atoms with 0/1)")
+    if steps is not None and steps < 1:
+        raise OptionError(f"--steps must be a positive integer (proposals per MAP run), got {steps}")
     if lazy_threshold is not None and not lazy:
         raise OptionError("--lazy-threshold applies to --lazy inference")
     task = "map" if want_map else "marginals"
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
+    if not query_list:
+        raise OptionError(f"the query file {query_file} names no query atom or predicate (-f)")
     if method is None and lazy:
         method = "maxwalksat" if want_map else ("gibbs" if gibbs else "mcsat")
     elif method is None:

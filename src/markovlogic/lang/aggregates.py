@@ -181,6 +181,11 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
         body_pos = None
     else:
         hm = (_DISTINCT if kind == "distinct" else _PAIR).match(first)
+        if hm is None and not first.split(":")[0].isascii():
+            # a character no name may hold: the message the grammar gives everywhere else
+            k = next(i for i, ch in enumerate(first) if not ch.isascii())
+            raise _err(MLNSyntaxError, f"unexpected character '{first[k]}'",
+                       Pos(filename, row + 1, open_col + 2 + k))
         if hm is None:
             other = _PAIR.match(first) if kind == "distinct" else _DISTINCT.match(first)
             if other is not None or re.match(rf"^\s*{_NAME}(\s*[,;]\s*{_NAME})*\s+in\s", first):

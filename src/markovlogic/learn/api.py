@@ -160,6 +160,14 @@ def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> 
     from ..parallel.options import pop_options, using
 
     parallel = pop_options(options)
+    if parallel.on_ray:
+        from ..model import Database
+
+        several = not isinstance(dbs, Database) and len(list(dbs)) > 1
+        if not (options.get("multiple_databases") and several):
+            raise OptionError("ray_address: learning and its inference run on this machine; only the grounding of "
+                              "several training databases (multiple_databases=True, two or more databases) goes "
+                              "to a Ray cluster")
     with using(parallel):
         return _learn_model(mln, dbs, **options)
 
@@ -229,6 +237,11 @@ def _learn_model(
     if method not in METHODS:
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
+    if em is not None and method not in ("dn", "scg"):
+        # checked before samplerank and piecewise branch off: they would ignore it
+        raise OptionError(f"--em {em} applies to --method dn or scg (learning with unknown atoms), not {method}")
+    if hidden and method not in ("dn", "scg"):
+        raise OptionError(f"--hidden applies to --method dn or scg (learning with unknown atoms), not {method}")
     kwargs = _learner_options(method, options)
     if method == "piecewise":
         from .piecewise import PiecewiseOptions, learn_piecewise_model
