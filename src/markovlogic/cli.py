@@ -18,8 +18,8 @@ import time
 import warnings
 
 import typer
-from rich.console import Console
 
+from .commands.common import LazyConsole
 from .errors import MarkovLogicError
 
 app = typer.Typer(
@@ -63,7 +63,7 @@ for _info in app.registered_commands:       # the whole first sentence in `mln -
     if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
         _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+err_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 INTERRUPTED = 130          # exit status after Ctrl-C (128 + SIGINT), as shells report it
 
 
@@ -73,16 +73,23 @@ def main(argv: list[str] | None = None) -> int:
     afterwards, so calls from Python do not leak into each other."""
     from dataclasses import replace
 
-    from . import resources
-    from .logic import limits
-
-    saved = replace(limits.LIMITS), resources._limit
+    # the settings are snapshot only where their modules are loaded already
+    # (importing them costs what `mln --help` should not); a module loaded by
+    # the command itself is reset to its defaults afterwards
+    limits = sys.modules.get("markovlogic.logic.limits")
+    resources = sys.modules.get("markovlogic.resources")
+    saved_limits = replace(limits.LIMITS) if limits is not None else None
+    saved_memory = resources._limit if resources is not None else None
     previous = _watch_interrupts()
     try:
         return _main(argv)
     finally:
-        limits.LIMITS.__dict__.update(saved[0].__dict__)
-        resources._limit = saved[1]
+        limits = sys.modules.get("markovlogic.logic.limits")
+        if limits is not None:
+            limits.LIMITS.__dict__.update((saved_limits or limits.Limits()).__dict__)
+        resources = sys.modules.get("markovlogic.resources")
+        if resources is not None:
+            resources._limit = saved_memory
         _Interrupts.handled = True       # the run is over: no watchdog may end the process now
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

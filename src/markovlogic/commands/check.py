@@ -12,21 +12,26 @@ from collections import Counter
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from ..lang.ast import Query
-from ..lang.checks import evidence_domains
-from ..lang.printer import format_query, format_set_feature
-from ..model import MLN, Database
+import typer
+
 from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, split_list
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..lang.ast import Query
+    from ..model import MLN, Database
 
 
 def summarize(mln: MLN, db: Database | None, queries: list[Query] | None) -> dict:
     """The figures ``mln check`` prints, as a plain dict (also used by tests).
     Evidence read into columns is counted in numpy (a million-line file in a
     second, not one object per atom)."""
+    from ..lang.checks import evidence_domains
+    from ..lang.printer import format_query, format_set_feature
+
     if db is not None and getattr(db, "columns", None) is not None:
         domain_sizes, per_pred = _column_counts(mln, db)
     else:
@@ -109,6 +114,8 @@ def _n(count: int, word: str) -> str:
 
 
 def print_summary(summary: dict, console: Console, model_files: list[str], evidence_files: list[str]) -> None:
+    from rich.table import Table
+
     s = summary
     console.print(f"[bold]model[/bold] {', '.join(model_files)}: OK")
     console.print(
@@ -180,5 +187,7 @@ def register(app: typer.Typer) -> None:
             check_set_features(mln, equivalence_predicates(mln))
         db = dbs[0] if dbs else None
         summary = summarize(mln, db, query_list)
+        from rich.console import Console
+
         console = Console(highlight=False, soft_wrap=True)
         print_summary(summary, console, split_list(input), split_list(evidence))

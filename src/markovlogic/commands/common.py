@@ -5,9 +5,29 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import OptionError
-from ..lang.ast import Query
-from ..model import MLN, Database
+
+if TYPE_CHECKING:
+    from ..lang.ast import Query
+    from ..model import MLN, Database
+
+
+class LazyConsole:
+    """A rich ``Console`` made on first use: importing rich costs tens of
+    milliseconds that ``mln --help`` and argument errors need not pay."""
+
+    def __init__(self, **kwargs) -> None:
+        self._kwargs = kwargs
+        self._console = None
+
+    def __getattr__(self, name):
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._kwargs)
+        return getattr(self._console, name)
 
 
 def peak_mb() -> float:
@@ -38,14 +58,19 @@ def load_inputs(
     queries: str | None,
     query_file: Path | None,
 ) -> tuple[MLN, list[Database], list[Query] | None]:
-    """Parse the model, the evidence (several files form one world) and the queries."""
-    from ..lang.parser import parse_queries
-
+    """Parse the model, the evidence (several files form one world) and the queries.
+    Every path is checked before anything is parsed (a mistyped path is
+    reported at once)."""
     mln_paths = _existing(split_list(input), "MLN")
     if not mln_paths:
         raise OptionError("no MLN file given (-i)")
-    mln = MLN.from_file(list(mln_paths))
     db_paths = _existing(split_list(evidence), "evidence")
+    if query_file is not None:
+        _existing([str(query_file)], "query")
+    from ..lang.parser import parse_queries
+    from ..model import MLN, Database
+
+    mln = MLN.from_file(list(mln_paths))
     dbs = [Database.from_file(list(db_paths), mln=mln)] if db_paths else [Database()]
     query_list: list[Query] | None = None
     if queries:

@@ -18,13 +18,12 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from ..errors import OptionError
 from ..io import check_outputs
-from .common import _existing, load_inputs, peak_mb, split_list
+from .common import LazyConsole, _existing, load_inputs, peak_mb, split_list
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 
 def derive_command(

@@ -27,14 +27,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..io import write_text_atomic
-from .common import split_list
+from .common import LazyConsole, split_list
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = LazyConsole(highlight=False)
+err_console = LazyConsole(stderr=True, highlight=False)
 
 
 def eval_command(
@@ -77,6 +75,8 @@ def eval_command(
 
 def print_figures(figures: dict) -> None:
     """A small table: one row per metric, then the counts behind them."""
+    from rich.table import Table
+
     table = Table(title=f"{figures['result']} ({figures['format']}) against {figures['truth']}",
                   title_justify="left", show_edge=False)
     for name, justify in (("predicate", "left"), ("metric", "left"), ("precision", "right"),

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..io import check_outputs, write_text_atomic
-from .common import MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, apply_limits, check_world_flags, load_inputs, peak_mb, split_list
+from .common import (MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, LazyConsole, apply_limits, check_world_flags, load_inputs,
+                     peak_mb, split_list)
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 
 def ground_command(
@@ -42,9 +41,6 @@ def ground_command(
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
 ) -> None:
     """Ground a model: atoms, clauses, blocks, components, time and memory."""
-    from ..ground import ground
-    from ..ground.export import write_dump, write_wcnf
-
     check_world_flags(closed, open_)
     apply_limits(max_cnf_clauses, memory_limit)
     check_outputs({"dump file": dump, "WCNF file": wcnf, "stats file": stats_json},
@@ -52,6 +48,12 @@ def ground_command(
     start = time.perf_counter()
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
     parsed = time.perf_counter()
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..ground import ground
+    from ..ground.export import write_dump, write_wcnf
+
     net = ground(
         mln, dbs, query_list,
         closed=split_list(closed), open_=split_list(open_),

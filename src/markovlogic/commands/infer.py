@@ -13,17 +13,15 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import check_outputs, write_text_atomic
 from ..parallel.options import RAY_HELP, RAY_WORKERS_HELP, SHARED_DIR_HELP, THREADS_HELP, ParallelOptions
-from .common import MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, apply_limits, check_world_flags, load_inputs, peak_mb, split_list
+from .common import (MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, LazyConsole, apply_limits, check_world_flags, load_inputs,
+                     peak_mb, split_list)
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 # Alchemy spells some options with several letters after one dash; click does not.
 ALCHEMY_SPELLINGS = {"-ms": "--mcsat", "-mcsat": "--mcsat", "-gibbs": "--gibbs"}
@@ -141,8 +139,6 @@ def infer_command(
     shared_dir: Optional[Path] = typer.Option(None, "--shared-dir", help=SHARED_DIR_HELP),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
-    from ..api import map_inference, marginal_inference
-
     from ..checks import check_seconds, check_seed
 
     if not split_list(queries) and query_file is None:
@@ -167,6 +163,8 @@ def infer_command(
         raise OptionError("--lazy-threshold applies to --lazy inference")
     task = "map" if want_map else "marginals"
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
+    from ..api import map_inference, marginal_inference
+
     if not query_list:
         raise OptionError(f"the query file {query_file} names no query atom or predicate (-f)")
     if method is None and lazy:
@@ -308,6 +306,8 @@ def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, 
         sys.stdout.write(text)
     if clusters_path is not None:
         write_text_atomic(clusters_path, answer.clusters_text())
+    from rich.table import Table
+
     table = Table(show_header=False, box=None, pad_edge=False)
     for k in ("task", "method", "predicates", "mentions", "clusters", "score", "ground_seconds", "infer_seconds",
               "merges", "proposals", "accepted", "proposals_per_second", "samples"):
@@ -329,11 +329,13 @@ class _sampling_progress:
     def __init__(self, method: str, total: int) -> None:
         self.enabled = method in ("mcsat", "gibbs") and console.is_terminal
         self.total = total
-        self.progress: Progress | None = None
+        self.progress = None
 
     def __enter__(self):
         if not self.enabled:
             return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
         self.progress = Progress(
             TextColumn("sampling"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=console, transient=True,
@@ -348,6 +350,8 @@ class _sampling_progress:
 
 
 def _print_summary(stats: dict, result: Path | None) -> None:
+    from rich.table import Table
+
     table = Table(show_header=False, box=None, pad_edge=False)
     keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
             "ground_seconds", "infer_seconds", "score", "cost", "hard_violated", "bound", "gap",

@@ -22,16 +22,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..errors import OptionError
 from ..io import check_outputs, write_text_atomic
 from ..parallel.options import RAY_WORKERS_HELP, THREADS_HELP, ParallelOptions
-from .common import MAX_CNF_HELP, MEMORY_HELP, _existing, apply_limits, split_list
+from .common import MAX_CNF_HELP, MEMORY_HELP, LazyConsole, _existing, apply_limits, split_list
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20, "samplerank": 5, "piecewise": 200}
 
@@ -195,11 +192,13 @@ class _LearningProgress:
         self.method = method
         self.total = total
         self.enabled = console.is_terminal
-        self.progress: Progress | None = None
+        self.progress = None
         self.task = None
 
     def __enter__(self) -> "_LearningProgress":
         if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             self.progress = Progress(
                 TextColumn(f"learning ({self.method})"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[objective]}"), TimeElapsedColumn(),
@@ -244,6 +243,8 @@ def _plot(result, path: Path) -> None:
 def _summary(model, output: Path) -> list[tuple[str, object]]:
     """Print the summary table; returns its rows (name, value) for --stats-json.
     Rows a learner has no figure for are left out, never printed empty."""
+    from rich.table import Table
+
     result = model.result
     table = Table(show_header=False, box=None, pad_edge=False)
     stats = result.stats
