@@ -222,12 +222,15 @@ def map_inference(
     fields) runs lazy MaxWalkSAT (the default method then), which grounds
     only the clauses its search can reach (``infer/lazy/maxwalksat.py``).
     """
+    from . import jit
     from .parallel.options import pop_options, using
 
     check_world_arguments(closed, open_, db_path)
     if method is None:
         method = "maxwalksat" if options.get("lazy") not in (None, False) else "ilp"
     parallel = pop_options(options)
+    jit.watch()
+    before = jit.compile_seconds()
     if parallel.on_ray and method not in CLUSTER_METHODS and method != "cpi":
         if options.get("lazy") not in (None, False):
             raise OptionError("lazy inference runs on one machine; drop --lazy or --ray-address")
@@ -236,11 +239,14 @@ def map_inference(
         check_model(mln)
         check_databases(db)
         check_sampling_options(options)
-        return distributed_map(mln, _as_list(db), normalize_queries(mln, queries), method=method, closed=closed,
-                               open_=open_, db_path=db_path, parallel=parallel, **options)
-    with using(parallel):
-        return _map_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
-                              **options)
+        answer = distributed_map(mln, _as_list(db), normalize_queries(mln, queries), method=method, closed=closed,
+                                 open_=open_, db_path=db_path, parallel=parallel, **options)
+    else:
+        with using(parallel):
+            answer = _map_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
+                                    **options)
+    jit.book(answer, before)
+    return answer
 
 
 def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **options) -> MapAnswer:
@@ -270,6 +276,9 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
             raise OptionError(f"hard_weight must be a positive number, got {hard_weight!r}")
     if method in ("ilp", "cpi", "cpsat") and "max_seconds" not in options:
         options["max_seconds"] = EXACT_DEFAULT_SECONDS
+    from .jit import Stages
+
+    stages = Stages()
     start = time.perf_counter()
     if method == "cpi":
         from .infer.cpi import cpi_map
@@ -280,7 +289,7 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         )
     else:
         net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
-        ground_seconds = time.perf_counter() - start
+        ground_seconds = stages.lap()          # kernel compilation (first run) booked apart
         from .parallel.map import solve_map_parallel
         from .parallel.options import current
 
@@ -316,7 +325,13 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
                 result.score, result.cost = net.score(world), net.cost(world)
                 result.stats["ties_set_false"] = flipped
         net = hard_net          # names and hard flags of the model as written
-    total = time.perf_counter() - start
+    if method == "cpi":
+        total = time.perf_counter() - start
+        infer_seconds = total - ground_seconds      # jit.book takes compile time out (map_inference)
+    else:
+        infer_seconds = stages.lap()
+        if stages.compile > 0:
+            result.stats["compile_seconds"] = stages.compile
     return MapAnswer(
         network=net,
         world=result.world,
@@ -328,7 +343,7 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         bound=result.bound,
         gap=result.gap,
         ground_seconds=ground_seconds,
-        infer_seconds=total - ground_seconds,
+        infer_seconds=infer_seconds,
         stats=dict(result.stats),
     )
 
@@ -350,10 +365,13 @@ def marginal_inference(
     ``lazy=True`` (or a dict of :class:`~markovlogic.infer.lazy.LazyOptions`
     fields) runs lazy MC-SAT over the active atoms (``infer/lazy/mcsat.py``).
     """
+    from . import jit
     from .parallel.options import pop_options, using
 
     check_world_arguments(closed, open_, db_path)
     parallel = pop_options(options)
+    jit.watch()
+    before = jit.compile_seconds()
     if parallel.on_ray and method in ("mcsat", "gibbs"):
         if options.get("lazy") not in (None, False):
             raise OptionError("lazy inference runs on one machine; drop --lazy or --ray-address")
@@ -365,11 +383,14 @@ def marginal_inference(
         check_sampling_options(options)
         check_options(method, options)
         _no_set_features(mln, method)
-        return distributed_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                                     closed=closed, open_=open_, db_path=db_path, parallel=parallel, **options)
-    with using(parallel):
-        return _marginal_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
-                                   **options)
+        answer = distributed_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                       closed=closed, open_=open_, db_path=db_path, parallel=parallel, **options)
+    else:
+        with using(parallel):
+            answer = _marginal_inference(mln, db, queries, method=method, closed=closed, open_=open_,
+                                         db_path=db_path, **options)
+    jit.book(answer, before)
+    return answer
 
 
 def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **options) -> Marginals:
@@ -393,21 +414,27 @@ def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **o
     check_options(method, options)
     _no_set_features(mln, method)
 
-    start = time.perf_counter()
+    from .jit import Stages
+
+    stages = Stages()
     net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
-    ground_seconds = time.perf_counter() - start
+    ground_seconds = stages.lap()          # kernel compilation (first run) booked apart
     from .infer.plan import check_memory
 
     check_memory(net, method)
     result = solve_marginals_parallel(net, method, options, current())
+    infer_seconds = stages.lap()
+    stats = dict(result.stats)
+    if stages.compile > 0:
+        stats["compile_seconds"] = stages.compile
     return Marginals(
         network=net,
         probabilities=result.probabilities,
         method=method,
         samples=result.samples,
         ground_seconds=ground_seconds,
-        infer_seconds=time.perf_counter() - start - ground_seconds,
-        stats=dict(result.stats),
+        infer_seconds=infer_seconds,
+        stats=stats,
     )
 
 

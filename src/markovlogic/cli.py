@@ -153,6 +153,9 @@ def _main(argv: list[str] | None = None) -> int:
     from .commands.infer import rewrite_alchemy_argv
 
     argv = rewrite_alchemy_argv(sys.argv[1:] if argv is None else list(argv))
+    from . import jit
+
+    jit.on_first_compile(lambda: err_console.print(jit.NOTICE, markup=False))
     # numerical warnings of numpy and numba internals are not for the user of the
     # command line (values are checked where they enter: weights, options)
     warnings.filterwarnings("ignore", category=RuntimeWarning)

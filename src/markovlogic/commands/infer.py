@@ -310,6 +310,7 @@ def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, 
 
     table = Table(show_header=False, box=None, pad_edge=False)
     for k in ("task", "method", "predicates", "mentions", "clusters", "score", "ground_seconds", "infer_seconds",
+              "compile_seconds",
               "merges", "proposals", "accepted", "proposals_per_second", "samples"):
         v = stats.get(k)
         if v is not None:
@@ -354,7 +355,7 @@ def _print_summary(stats: dict, result: Path | None) -> None:
 
     table = Table(show_header=False, box=None, pad_edge=False)
     keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
-            "ground_seconds", "infer_seconds", "score", "cost", "hard_violated", "bound", "gap",
+            "ground_seconds", "infer_seconds", "compile_seconds", "score", "cost", "hard_violated", "bound", "gap",
             "optimal", "iterations", "groundings_added", "converged", "samples", "samples_per_second", "flips_per_second",
             "active_atoms", "active_rows", "total_rows", "activation_rounds"]
     for k in keys:

@@ -265,6 +265,7 @@ def _summary(model, output: Path) -> list[tuple[str, object]]:
         (result.objective_name, float(result.objective)),
         ("ground seconds", float(model.ground_seconds)),
         ("learn seconds", float(model.learn_seconds)),
+        ("compile seconds", stats.get("compile_seconds")),
         ("output", str(output)),
     ]
     rows = [(k, v) for k, v in rows if v is not None and v != ""]

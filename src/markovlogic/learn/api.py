@@ -168,8 +168,19 @@ def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> 
             raise OptionError("ray_address: learning and its inference run on this machine; only the grounding of "
                               "several training databases (multiple_databases=True, two or more databases) goes "
                               "to a Ray cluster")
+    from .. import jit
+
+    jit.watch()
+    before = jit.compile_seconds()
     with using(parallel):
-        return _learn_model(mln, dbs, **options)
+        model = _learn_model(mln, dbs, **options)
+    spent = jit.compile_seconds() - before
+    if spent > 0:            # kernel compilation (first run) is not learning time
+        model.result.stats["compile_seconds"] = spent
+        take = min(spent, model.learn_seconds)
+        model.learn_seconds -= take
+        model.ground_seconds = max(0.0, model.ground_seconds - (spent - take))
+    return model
 
 
 def _learn_model(
