@@ -264,8 +264,11 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         # mh over the clusterings of equivalence predicates; on other models mh
         # runs over the atoms of the ground network (infer/mh.py)
         if method == "agglomerative" or clusters_queried(mln, normalize_queries(mln, queries)):
-            return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                               closed=closed, open_=open_, db_path=db_path, **options)
+            from . import progress
+
+            with progress.task(f"MAP over clusterings ({method})"):
+                return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                   closed=closed, open_=open_, db_path=db_path, **options)
     _no_set_features(mln, method)
     hard_weight = options.pop("hard_weight", None)
     if hard_weight is not None:
@@ -309,7 +312,10 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
                 net, "maxwalksat", {"max_seconds": max(0.1, float(options["max_seconds"]))}, current()))
         else:
             check_memory(net, method)
-            result = solve_map_parallel(net, method, options, current())
+            from . import progress
+
+            with progress.task(f"MAP ({method}) on {net.n_atoms:,} atoms, {net.n_clauses:,} clauses"):
+                result = solve_map_parallel(net, method, options, current())
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
             result.stats["hard_violated"] = result.hard_violated
@@ -408,8 +414,11 @@ def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **o
         from .cluster.api import cluster_marginals, clusters_queried
 
         if clusters_queried(mln, normalize_queries(mln, queries)):
-            return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                                     closed=closed, open_=open_, db_path=db_path, **options)
+            from . import progress
+
+            with progress.task("marginals over clusterings (mh)"):
+                return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                         closed=closed, open_=open_, db_path=db_path, **options)
 
     check_options(method, options)
     _no_set_features(mln, method)
@@ -422,7 +431,10 @@ def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **o
     from .infer.plan import check_memory
 
     check_memory(net, method)
-    result = solve_marginals_parallel(net, method, options, current())
+    from . import progress
+
+    with progress.task(f"marginals ({method}) on {net.n_atoms:,} atoms, {net.n_clauses:,} clauses"):
+        result = solve_marginals_parallel(net, method, options, current())
     infer_seconds = stages.lap()
     stats = dict(result.stats)
     if stages.compile > 0:
@@ -450,8 +462,11 @@ def _lazy_map(mln, db, queries, method, closed, open_, db_path, lazy, options) -
         raise OptionError("hard_weight is not supported with lazy MAP inference; drop --lazy to soften hard clauses")
     options.pop("hard_weight", None)
     start = time.perf_counter()
-    result, held, setup = lazy_map(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
-                                   open_=open_, db_path=db_path, lazy=opts, **options)
+    from . import progress
+
+    with progress.task(f"lazy MAP ({method})"):
+        result, held, setup = lazy_map(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                       open_=open_, db_path=db_path, lazy=opts, **options)
     if result.hard_violated == 0:
         from .infer.settle import settle_false
 
@@ -475,8 +490,11 @@ def _lazy_marginals(mln, db, queries, method, closed, open_, db_path, lazy, opti
     opts = lazy_options(lazy)
     _no_set_features(mln, method)
     start = time.perf_counter()
-    result, held, setup = lazy_marginals(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
-                                         open_=open_, db_path=db_path, lazy=opts, **options)
+    from . import progress
+
+    with progress.task(f"lazy marginals ({method})"):
+        result, held, setup = lazy_marginals(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                             open_=open_, db_path=db_path, lazy=opts, **options)
     return Marginals(network=held, probabilities=result.probabilities, method=method, samples=result.samples,
                      ground_seconds=setup, infer_seconds=time.perf_counter() - start - setup,
                      stats=dict(result.stats))

@@ -161,7 +161,10 @@ def _main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     warnings.showwarning = _show_warning
     try:
-        code = app(args=argv, standalone_mode=False, prog_name="mln")
+        from . import progress
+
+        with progress.terminal(err_console if sys.stderr.isatty() else None):
+            code = app(args=argv, standalone_mode=False, prog_name="mln")
         if code == INTERRUPTED:          # typer turns KeyboardInterrupt into Exit(130)
             return _report_interrupt()
         sys.stdout.flush()

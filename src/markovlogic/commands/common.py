@@ -22,12 +22,17 @@ class LazyConsole:
         self._kwargs = kwargs
         self._console = None
 
-    def __getattr__(self, name):
+    @property
+    def real(self):
+        """The rich ``Console`` itself (made now if need be)."""
         if self._console is None:
             from rich.console import Console
 
             self._console = Console(**self._kwargs)
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 def peak_mb() -> float:
@@ -67,11 +72,14 @@ def load_inputs(
     db_paths = _existing(split_list(evidence), "evidence")
     if query_file is not None:
         _existing([str(query_file)], "query")
+    from .. import progress
     from ..lang.parser import parse_queries
     from ..model import MLN, Database
 
-    mln = MLN.from_file(list(mln_paths))
-    dbs = [Database.from_file(list(db_paths), mln=mln)] if db_paths else [Database()]
+    with progress.task("reading the model"):
+        mln = MLN.from_file(list(mln_paths))
+    with progress.task("reading the evidence"):
+        dbs = [Database.from_file(list(db_paths), mln=mln)] if db_paths else [Database()]
     query_list: list[Query] | None = None
     if queries:
         query_list = parse_queries(queries, mln)

@@ -64,8 +64,11 @@ def derive_command(
     from ..derive.citations import DERIVED as CITATION_PREDICATES
 
     cited = tuple(p for p in declared if p in CITATION_PREDICATES)
-    out = derive_atoms(mln, dbs, DeriveOptions(predicates=cited, venue_pairs=venue_pairs, match=match,
-                                                       min_fuzzy_length=min_fuzzy_length))
+    from .. import progress
+
+    with progress.task(f"deriving {', '.join(declared)}"):
+        out = derive_atoms(mln, dbs, DeriveOptions(predicates=cited, venue_pairs=venue_pairs, match=match,
+                                                   min_fuzzy_length=min_fuzzy_length))
     counts = write_db(out, output)
     done = time.perf_counter()
     for name, n in counts.items():

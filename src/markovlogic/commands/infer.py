@@ -325,29 +325,26 @@ def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, 
 
 
 class _sampling_progress:
-    """A rich progress bar for samplers; shows up only when sampling takes a while."""
+    """The samplers' bar (samples drawn), on the command's progress display."""
 
     def __init__(self, method: str, total: int) -> None:
-        self.enabled = method in ("mcsat", "gibbs") and console.is_terminal
+        from .. import progress
+
+        self.enabled = method in ("mcsat", "gibbs") and progress.enabled()
         self.total = total
-        self.progress = None
+        self.task = None
 
     def __enter__(self):
         if not self.enabled:
             return None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from .. import progress
 
-        self.progress = Progress(
-            TextColumn("sampling"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=console, transient=True,
-        )
-        self.progress.start()
-        task = self.progress.add_task("sampling", total=self.total)
-        return lambda done: self.progress.update(task, completed=done)
+        self.task = progress.task("sampling", total=self.total)
+        return lambda done: self.task.update(completed=done)
 
     def __exit__(self, *exc) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        if self.task is not None:
+            self.task.close()
 
 
 def _print_summary(stats: dict, result: Path | None) -> None:

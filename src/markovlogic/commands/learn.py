@@ -186,36 +186,28 @@ def _choose_method(method: str | None, generative: bool, discriminative: bool) -
 
 
 class _LearningProgress:
-    """A rich progress bar with the objective of the last iteration."""
+    """Iterations (epochs for SampleRank) with the objective of the last one,
+    on the command's progress display."""
 
     def __init__(self, method: str, total: int) -> None:
         self.method = method
         self.total = total
-        self.enabled = console.is_terminal
-        self.progress = None
         self.task = None
 
     def __enter__(self) -> "_LearningProgress":
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from .. import progress
 
-            self.progress = Progress(
-                TextColumn(f"learning ({self.method})"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[objective]}"), TimeElapsedColumn(),
-                console=console, transient=True,
-            )
-            self.progress.start()
-            self.task = self.progress.add_task("learn", total=self.total, objective="")
+        if progress.enabled():
+            self.task = progress.task(f"learning ({self.method})", total=self.total)
         return self
 
     def update(self, row) -> None:
-        if self.progress is not None:
-            self.progress.update(self.task, completed=min(row.iteration, self.total),
-                                 objective=f"objective {row.objective:.6g}")
+        if self.task is not None:
+            self.task.update(completed=min(row.iteration, self.total), detail=f"objective {row.objective:.6g}")
 
     def __exit__(self, *exc) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        if self.task is not None:
+            self.task.close()
 
 
 def _plot(result, path: Path) -> None:

@@ -143,12 +143,14 @@ def ground_training(
         from ..distributed.learn import ground_databases
 
         return ground_databases(mln, worlds, queries, current())
+    from .. import progress
     from ..parallel.grounding import ground_network
     from ..parallel.tasks import each
 
     # one training world per thread (DuckDB's queries and the numpy work release the GIL)
-    return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
-                worlds)
+    with progress.task(f"grounding {len(worlds)} training database{'s' if len(worlds) > 1 else ''}"):
+        return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
+                    worlds)
 
 
 def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> "LearnedModel":
