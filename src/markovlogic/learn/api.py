@@ -358,6 +358,7 @@ def _learn_model(
     if drop_hard:
         learned = _with_hard(learned, original)
         text = learned.to_string()
+    learned.remember_source(text)       # MLN.save writes it as it is (split formulas' comments kept)
     return LearnedModel(
         mln=learned,
         text=text,
