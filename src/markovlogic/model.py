@@ -7,8 +7,10 @@ printing back to Alchemy syntax in ``lang/printer.py``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
 from .lang.ast import (
     EvidenceAtom,
@@ -18,6 +20,28 @@ from .lang.ast import (
     FunctionValue,
     PredicateDecl,
 )
+
+
+if TYPE_CHECKING:
+    from .cluster.agglomerative import AgglomerativeOptions
+    from .cluster.mh import MHOptions
+    from .infer.lazy import LazyOptions
+    from .infer.mcsat import MCSATOptions
+    from .infer.mh import AtomMHOptions
+    from .infer.multitask_mh import MultiTaskOptions
+    from .infer.sgmp import SGMPOptions
+    from .learn.piecewise import PiecewiseOptions
+    from .learn.samplerank_core import SampleRankOptions
+    from .options import (CPIOptions, CPSATOptions, DiscriminativeOptions, ExactMAPOptions, ExactMarginalsOptions,
+                          GibbsOptions, ILPOptions, MaxWalkSATOptions, MIRAOptions, PerceptronOptions, PLLOptions)
+    from .parallel.options import ParallelOptions
+
+    MapOptions = Union[ILPOptions, MaxWalkSATOptions, CPIOptions, CPSATOptions, ExactMAPOptions, AtomMHOptions,
+                       SGMPOptions, MultiTaskOptions, MHOptions, AgglomerativeOptions]
+    MarginalOptions = Union[MCSATOptions, GibbsOptions, ExactMarginalsOptions, AtomMHOptions, MultiTaskOptions,
+                            MHOptions]
+    LearnOptions = Union[DiscriminativeOptions, PLLOptions, PerceptronOptions, MIRAOptions, SampleRankOptions,
+                         PiecewiseOptions]
 
 
 @dataclass
@@ -78,33 +102,88 @@ class MLN:
         return mln.remember_source(text) if "#include" not in text else mln
 
     # ------------------------------------------------------------ inference
-    def ground(self, db: "Database | list[Database]", queries=None, **options):
+    def ground(self, db: "Database | list[Database]", queries=None, *, closed: Sequence[str] = (),
+               open_: Sequence[str] = (), db_path: str | Path | None = None, **options):
         """The ground Markov network (``GroundNetwork``) for this evidence."""
         from .api import ground_model
 
-        return ground_model(self, db, queries, **options)
+        return ground_model(self, db, queries, closed=closed, open_=open_, db_path=db_path, **options)
 
-    def map(self, db: "Database | list[Database]", queries=None, method: str | None = None, **options):
-        """The most likely world (``MapAnswer``: ``.atoms``, ``.frame``, ``.score``, ``.bound``);
-        ``method`` defaults to ``"ilp"`` (``"maxwalksat"`` with ``lazy=True``)."""
+    def map(self, db: "Database | list[Database]", queries=None, method: str | None = None,
+            options: "MapOptions | None" = None, *, closed: Sequence[str] = (), open_: Sequence[str] = (),
+            db_path: str | Path | None = None, parallel: "ParallelOptions | None" = None,
+            lazy: "LazyOptions | bool | None" = None, **kwargs):
+        """The most likely world (``MapAnswer``: ``.atoms``, ``.frame``, ``.score``, ``.bound``).
+
+        ``options``: the method's options object (:mod:`markovlogic.options`:
+        :class:`~markovlogic.options.ILPOptions`, ``MaxWalkSATOptions``,
+        ``CPIOptions``, ``CPSATOptions``, ``ExactMAPOptions``, ``AtomMHOptions``,
+        ``SGMPOptions``, ``MultiTaskOptions``, ``MHOptions`` and
+        ``AgglomerativeOptions`` over clusterings); the method follows from it
+        when not named. ``method`` defaults to ``"ilp"`` (``"maxwalksat"`` with
+        ``lazy``). ``closed``/``open_``: predicates to treat as closed/open
+        world; ``db_path``: keep the evidence in this DuckDB file; ``parallel``:
+        threads and Ray; ``lazy``: lazy inference. Keyword options (the
+        options' fields) are accepted too."""
         from .api import map_inference
+        from .options import merge
 
-        return map_inference(self, db, queries, method=method, **options)
+        method, kwargs = merge("map", method, options, kwargs)
+        if parallel is not None:
+            kwargs["parallel"] = parallel
+        if lazy is not None:
+            kwargs["lazy"] = lazy
+        return map_inference(self, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
+                             **kwargs)
 
-    def infer(self, db: "Database | list[Database]", queries=None, method: str = "mcsat", **options):
-        """Marginal probabilities of the query atoms (``Marginals``: ``.frame``, ``.as_dict()``)."""
+    def infer(self, db: "Database | list[Database]", queries=None, method: str | None = None,
+              options: "MarginalOptions | None" = None, *, closed: Sequence[str] = (), open_: Sequence[str] = (),
+              db_path: str | Path | None = None, parallel: "ParallelOptions | None" = None,
+              lazy: "LazyOptions | bool | None" = None, **kwargs):
+        """Marginal probabilities of the query atoms (``Marginals``: ``.frame``, ``.as_dict()``).
+
+        ``options``: :class:`~markovlogic.options.MCSATOptions` (the default
+        method, ``"mcsat"``), ``GibbsOptions``, ``ExactMarginalsOptions``,
+        ``AtomMHOptions``, ``MultiTaskOptions`` or ``MHOptions`` over
+        clusterings; the rest as for :meth:`map`."""
         from .api import marginal_inference
+        from .options import merge
 
-        return marginal_inference(self, db, queries, method=method, **options)
+        method, kwargs = merge("marginals", method, options, kwargs)
+        if parallel is not None:
+            kwargs["parallel"] = parallel
+        if lazy is not None:
+            kwargs["lazy"] = lazy
+        return marginal_inference(self, db, queries, method=method or "mcsat", closed=closed, open_=open_,
+                                  db_path=db_path, **kwargs)
 
-    def learn(self, db: "Database | list[Database]", query_predicates=None, method: str = "dn", **options) -> "MLN":
-        """A new MLN with weights learned from the training database(s)."""
+    def learn(self, db: "Database | list[Database]", query_predicates=None, method: str | None = None,
+              options: "LearnOptions | None" = None, *, multiple_databases: bool = False, drop_hard: bool = False,
+              hidden: Sequence[str] | str | None = None, em: str | None = None, callback=None,
+              parallel: "ParallelOptions | None" = None, **kwargs) -> "MLN":
+        """A new MLN with weights learned from the training database(s).
+
+        ``options``: :class:`~markovlogic.options.DiscriminativeOptions`
+        (``"dn"``, the default, or ``"scg"``), ``PLLOptions``,
+        ``PerceptronOptions``, ``MIRAOptions``, ``SampleRankOptions`` or
+        ``PiecewiseOptions``; the method follows from it when not named.
+        ``multiple_databases``: each database an independent world;
+        ``drop_hard``: learn without the hard formulas; ``hidden``/``em``:
+        learning with unknown atoms; ``callback(row)`` per iteration (True
+        stops). Keyword options are accepted too."""
         from .checks import check_databases
         from .learn.api import learn_weights
+        from .options import merge
 
+        method, kwargs = merge("learn", method, options, kwargs)
         check_databases(db)
         dbs = [db] if isinstance(db, Database) else list(db)
-        return learn_weights(self, dbs, query_predicates=query_predicates, method=method, **options)
+        for name, value, default in (("multiple_databases", multiple_databases, False), ("drop_hard", drop_hard, False),
+                                     ("hidden", hidden, None), ("em", em, None), ("callback", callback, None),
+                                     ("parallel", parallel, None)):
+            if value is not default:
+                kwargs[name] = value
+        return learn_weights(self, dbs, query_predicates=query_predicates, method=method or "dn", **kwargs)
 
     # ------------------------------------------------------------ writing
     def to_string(self) -> str:

@@ -43,7 +43,7 @@ _METHOD_OPTIONS = {
                    "burn_in"},
     "mira": {"map_method", "C", "init", "max_seconds"},
     "piecewise": {"subsets", "negatives", "max_examples"},
-    "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
+    "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate", "proposals",
                    "max_seconds", "average", "start", "init", "trace_every"},
 }
 
