@@ -243,3 +243,22 @@ def test_check_lists_set_level_features(capsys):
     out = capsys.readouterr().out
     assert "equivalence predicates (clusterings): SameBib" in out
     assert "set-level feature" in out and "some(x, y in SameBib:" in out
+
+
+def test_learn_summary_leaves_out_rows_a_learner_has_no_figure_for(capsys, tmp_path):
+    """Piecewise training has no 'databases'/'constants clustered' figures: no empty rows."""
+    import numpy as np
+
+    from markovlogic.commands.learn import _stats, _summary
+    from markovlogic.learn.api import LearnedModel
+    from markovlogic.learn.result import LearnResult
+
+    result = LearnResult(params=np.zeros(3), param_info=(), method="piecewise", objective_name="penalised LL",
+                         iterations=7, converged=True, stats={"examples": 120, "positives": 40})
+    model = LearnedModel(mln=None, text="", result=result, query_predicates=["SameBib"], networks=[])
+    rows = _summary(model, tmp_path / "l.mln")
+    out = capsys.readouterr().err
+    assert "databases" not in out and "constants clustered" not in out
+    assert "training merges" in out and "120" in out
+    figures = _stats(model, rows)
+    assert figures["training_merges"] == 120 and figures["method"] == "piecewise"
