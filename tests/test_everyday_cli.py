@@ -203,7 +203,7 @@ def test_unknown_atom_with_a_variable_is_refused(tmp_path, capsys):
 def test_em_with_samplerank_is_refused(tmp_path, capsys):
     assert main(["learn", "-i", MODEL, "-t", EVIDENCE, "-o", str(tmp_path / "l.mln"), "--ne", "Cancer",
                  "--method", "samplerank", "--em", "hard"]) == 2
-    assert "--em hard applies to --method dn or scg" in capsys.readouterr().err
+    assert "--em hard: --hidden and --em apply to --method dn or scg" in capsys.readouterr().err
     mln = MLN.from_file(MODEL)
     db = Database.from_file(EVIDENCE, mln=mln)
     for method in ("samplerank", "pll"):

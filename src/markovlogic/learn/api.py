@@ -250,11 +250,11 @@ def _learn_model(
     if method not in METHODS:
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
-    if em is not None and method not in ("dn", "scg"):
-        # checked before samplerank and piecewise branch off: they would ignore it
-        raise OptionError(f"--em {em} applies to --method dn or scg (learning with unknown atoms), not {method}")
-    if hidden and method not in ("dn", "scg"):
-        raise OptionError(f"--hidden applies to --method dn or scg (learning with unknown atoms), not {method}")
+    if (em is not None or hidden) and method not in ("dn", "scg"):
+        # checked before samplerank and piecewise branch off: they would ignore them
+        given = " and ".join(f for f, v in (("--hidden", hidden), (f"--em {em}", em)) if v)
+        raise OptionError(f"{given}: --hidden and --em apply to --method dn or scg (learning with unknown atoms), "
+                          f"not {method}")
     kwargs = _learner_options(method, options)
     if method == "piecewise":
         from .piecewise import PiecewiseOptions, learn_piecewise_model
