@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from ..errors import OptionError
 from ..io import check_outputs
-from .common import _existing, load_inputs, peak_mb, split_list
+from .common import LazyConsole, _existing, load_inputs, peak_mb, split_list
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 
 def derive_command(
@@ -93,8 +92,11 @@ def derive_command(
     from ..derive.citations import DERIVED as CITATION_PREDICATES
 
     cited = tuple(p for p in declared if p in CITATION_PREDICATES)
-    out = derive_atoms(mln, dbs, DeriveOptions(predicates=cited, venue_pairs=venue_pairs, match=match,
-                                                       min_fuzzy_length=min_fuzzy_length))
+    from .. import progress
+
+    with progress.task(f"deriving {', '.join(declared)}"):
+        out = derive_atoms(mln, dbs, DeriveOptions(predicates=cited, venue_pairs=venue_pairs, match=match,
+                                                   min_fuzzy_length=min_fuzzy_length))
     counts = write_db(out, output)
     done = time.perf_counter()
     for name, n in counts.items():
