@@ -51,6 +51,7 @@ class Quantity:
     kind: str = "feature"        # feature, relation, numeric, listed, must, cannot, truth
     sign: float = 1.0            # +1: the formula's literal of the predicate is positive
     scale: float = 1.0           # the clause's share of its formula's weight (weight_scale)
+    spec: object = None          # the similarity(...) statement of a valued pair feature
 
 
 @dataclass
@@ -263,7 +264,7 @@ def build_cluster_model(
     clustered by their own models; a formula over one of them and this
     predicate is refused, one over them alone is theirs."""
     from ..logic.cnf import compile_mln
-    from .setfeatures import compile_link_features, compile_set_features, declared_set_features
+    from .setfeatures import compile_link_features, compile_pair_values, compile_set_features, declared_set_features
 
     decl = mln.predicates.get(predicate)
     if decl is None:
@@ -343,6 +344,9 @@ def build_cluster_model(
         cannot.lowrank.extend(t_.lowrank)
         if t_.sparse is not None:
             cannot.sparse = (cannot.sparse + t_.sparse).tocsr()
+    # valued pair features similarity(x, y in P: T), on candidate pairs
+    value_specs = [f for f in specs if f.kind == "similarity" and not getattr(f, "link", False)]
+    quantities.extend(compile_pair_values(value_specs, store, compiler, mln, allow_unweighted=truth))
     # set-level features: declared in the MLN and given from Python
     compiled_sf, extra_q = compile_set_features(specs, store, compiler, mln, describe, allow_unweighted=truth)
     quantities.extend(extra_q)

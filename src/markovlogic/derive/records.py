@@ -212,6 +212,11 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
                  f"{f.predicate}(record, {f.column.lower()})")
             emit(f"{f.predicate}Num", np.flatnonzero(ok), ('"' + t[ok] + '"').to_numpy(),
                  f"{f.predicate}Num(record, number)")
+    text_fields = [f for f in fields if (f.kind or "text") == "text" and f.column in cols]
+    if len(text_fields) >= 2:
+        # all text fields' words together (for cosine over all the text)
+        w = pd.concat([_words(frame[f.column].astype(str)) for f in text_fields]).drop_duplicates()
+        emit("HasWord", w["row"].to_numpy(), ("W_" + w["word"]).to_numpy(), "HasWord(record, word)")
     if block:
         n = len(frame)
         limit = max(30.0, 0.01 * n) if max_df is None else float(max_df)
@@ -275,6 +280,7 @@ def fill_template(text: str, fields: list[Field], *, source: bool, declarations:
     lines = text.split("\n")
     out: list[str] = []
     i = 0
+    conditions = {"source": source, "alltext": len(kinds["text"]) >= 2}
 
     def block_end(start: int) -> tuple[int, int | None]:
         depth = 0
@@ -315,13 +321,15 @@ def fill_template(text: str, fields: list[Field], *, source: bool, declarations:
                 k = end + 1
             elif d.startswith("//@ if "):
                 cond = d.split(None, 2)[2].strip()
-                if cond != "source":
-                    raise OptionError(f"{where}:{base + k + 1}: the only condition is '//@ if source'")
+                if cond not in conditions:
+                    raise OptionError(f"{where}:{base + k + 1}: the conditions are "
+                                      + ", ".join(f"'//@ if {c}'" for c in conditions))
                 end, other = block_end(k)
+                holds = conditions[cond]
                 if other is None:
-                    body = lines[k + 1:end] if source else []
+                    body = lines[k + 1:end] if holds else []
                 else:
-                    body = lines[k + 1:other] if source else lines[other + 1:end]
+                    body = lines[k + 1:other] if holds else lines[other + 1:end]
                 res.extend(expand(body, base + k + 1))
                 k = end + 1
             elif d.startswith("//@"):

@@ -150,16 +150,16 @@ def merge_parameters(model, mln) -> MergeParameters:
     formula_of = {}
     if not model.pair_layer:
         for q, qty in enumerate(model.quantities):
-            if qty.kind != "feature" or qty.formula < 0:
+            key = _param_key(qty)
+            if key is None:
                 continue
-            key = ("formula", qty.formula)
             if key not in keys:
                 keys[key] = len(names)
-                decl = mln.formulas[qty.formula]
+                w, fixed = _initial(qty, mln)
                 names.append(qty.name)
-                initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-                learnable.append(not decl.fixed)
-                formula_of[keys[key]] = qty.formula
+                initial.append(w)
+                learnable.append(not fixed)
+                formula_of[keys[key]] = key
             q_param[q] = keys[key]
             q_coef[q] = qty.sign * qty.scale
     J = len(model.arrays.sf_kind)
@@ -182,6 +182,24 @@ def merge_parameters(model, mln) -> MergeParameters:
         learnable.append(not f.spec.fixed)
     return MergeParameters(names, q_param, q_coef, sf_param, lk_param, np.array(learnable, bool),
                            np.array(initial, np.float64), const, formula_of)
+
+
+def _param_key(qty):
+    """The parameter a pair quantity belongs to: its formula, or its similarity statement."""
+    if qty.kind != "feature":
+        return None
+    if qty.spec is not None:
+        return ("spec", qty.spec)
+    if qty.formula >= 0:
+        return ("formula", qty.formula)
+    return None
+
+
+def _initial(qty, mln) -> tuple[float, bool]:
+    if qty.spec is not None:
+        return float(qty.spec.weight or 0.0), bool(qty.spec.fixed)
+    decl = mln.formulas[qty.formula]
+    return (float(decl.weight) if decl.weight is not None else 0.0), bool(decl.fixed)
 
 
 @nb.njit(cache=True)
@@ -780,16 +798,17 @@ def pair_layer_parameters(model, mln):
     coef = np.zeros(Q)
     names, initial, learnable, keys, formula_of = [], [], [], {}, {}
     for q, qty in enumerate(model.quantities):
-        if qty.kind != "feature" or qty.formula < 0:
+        key = _param_key(qty)
+        if key is None:
             continue
-        if qty.formula not in keys:
-            keys[qty.formula] = len(names)
-            decl = mln.formulas[qty.formula]
+        if key not in keys:
+            keys[key] = len(names)
+            w, fixed = _initial(qty, mln)
             names.append(qty.name)
-            initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-            learnable.append(not decl.fixed)
-            formula_of[keys[qty.formula]] = qty.formula
-        param[q] = keys[qty.formula]
+            initial.append(w)
+            learnable.append(not fixed)
+            formula_of[keys[key]] = key
+        param[q] = keys[key]
         coef[q] = qty.sign * qty.scale
     return names, param, coef, np.array(initial), np.array(learnable, bool), formula_of
 
@@ -1018,13 +1037,21 @@ def _learned_mln(mln, model, params: MergeParameters, theta, pair_theta, pair):
     from ..model import MLN
 
     formulas = list(mln.formulas)
-    for k, f in params.formula_of.items():
-        formulas[f] = replace(formulas[f], weight=float(round(theta[k], 6)))
+    features = list(getattr(mln, "set_features", []))
+
+    def put(key, w):
+        kind, what = key
+        if kind == "formula":
+            formulas[what] = replace(formulas[what], weight=float(round(w, 6)))
+        elif what in features:
+            features[features.index(what)] = replace(what, weight=float(round(w, 6)))
+
+    for k, key in params.formula_of.items():
+        put(key, theta[k])
     if pair is not None:
         _, _, formula_of_p = pair
-        for k, f in formula_of_p.items():
-            formulas[f] = replace(formulas[f], weight=float(round(pair_theta[k], 6)))
-    features = list(getattr(mln, "set_features", []))
+        for k, key in formula_of_p.items():
+            put(key, pair_theta[k])
     for j, f in enumerate(model.set_features):
         k = params.sf_param[j]
         if k >= 0 and f.spec in features:
