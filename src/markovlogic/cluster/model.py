@@ -444,6 +444,9 @@ def blocking_recall(cand_mask: sp.csr_matrix, gold: np.ndarray) -> float:
     return hit / total
 
 
+MAX_CANDIDATES = 50_000_000      # candidate pairs a declaration may produce
+
+
 def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) -> tuple[sp.csr_matrix, str]:
     """The candidate pairs of ``candidates(x, y in P: condition)``: a symmetric
     indicator over mention positions; every similarity of the store is then
@@ -455,11 +458,16 @@ def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) 
     known = {x: compiler.type_name, y: compiler.type_name}
     conds = _body_conditions(spec, spec.body, mln, store, known)
     terms = compiler.compile_conditions(x, y, conds, spec.describe())
-    if terms.lowrank:
-        raise _err(spec, "the candidate pairs must be few (pairs the evidence relates, such as records sharing a "
-                         "rare word); this condition holds for most pairs")
     n = compiler.n
     m = terms.sparse if terms.sparse is not None else sp.csr_matrix((n, n))
+    for c, u, v in terms.lowrank:
+        # a product of two sides (x's condition times y's): as pairs when they are few
+        su, sv = np.flatnonzero(u), np.flatnonzero(v)
+        if len(su) * len(sv) > MAX_CANDIDATES:
+            raise _err(spec, f"the candidate pairs must be few (pairs the evidence relates, such as records "
+                             f"sharing a rare word); this condition holds for {len(su) * len(sv):,} pairs")
+        r, q = np.meshgrid(su, sv, indexing="ij")
+        m = m + sp.coo_matrix((c * np.outer(u[su], v[sv]).ravel(), (r.ravel(), q.ravel())), shape=(n, n)).tocsr()
     m = ((abs(m) + abs(m).T) > 0).astype(np.float64).tocsr()
     m.setdiag(0.0)
     m.eliminate_zeros()
