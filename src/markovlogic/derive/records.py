@@ -139,13 +139,16 @@ def records_frame(path: str | Path):
 
 def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: str | None = None,
                        block: list[str] | None = None, max_df: float | None = None,
-                       where: str = "records") -> tuple[str, dict[str, int], list[str]]:
-    """``(db text, atoms per predicate, declarations)`` of a records table."""
+                       clusters: str | None = None, where: str = "records") -> tuple[str, dict[str, int], list[str]]:
+    """``(db text, atoms per predicate, declarations)`` of a records table.
+    ``clusters``: a column naming each record's entity (training data): the
+    true ``Same(a, b)`` atoms of every two records of one entity (``a < b``)."""
     import pandas as pd
 
     frame = frame.reset_index(drop=True)
     cols = list(frame.columns)
-    for c in [id_column] + [f.column for f in fields] + ([source] if source else []) + list(block or []):
+    for c in [id_column] + [f.column for f in fields] + ([source] if source else []) + list(block or []) + \
+            ([clusters] if clusters else []):
         if c not in cols:
             raise OptionError(f"{where} has no column {c!r} (it has {', '.join(cols)})")
     ids = frame[id_column].astype(str).str.strip()
@@ -228,6 +231,23 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
         df = w.groupby("word")["row"].transform("size")
         w = w[(df >= 2) & (df <= limit)]
         emit("BlockKey", w["row"].to_numpy(), ("W_" + w["word"]).to_numpy(), "BlockKey(record, word)")
+    if clusters:
+        ent = frame[clusters].astype(str).str.strip()
+        if (ent == "").any():
+            row = int(np.flatnonzero((ent == "").to_numpy())[0]) + 2
+            raise EvidenceError(f"record without an entity in column {clusters!r}", file=where, line=row)
+        names = const.to_numpy()
+        order = np.lexsort((ids.to_numpy(), ent.to_numpy()))
+        e_sorted = ent.to_numpy()[order]
+        bounds = np.flatnonzero(e_sorted[1:] != e_sorted[:-1]) + 1
+        pairs = []
+        for part in np.split(order, bounds):
+            if len(part) > 1:
+                i, j = np.triu_indices(len(part), 1)
+                pairs.append("Same(" + names[part[i]] + "," + names[part[j]] + ")")
+        if pairs:
+            parts.append(pd.Series(np.concatenate(pairs)))
+            counts["Same"] = int(sum(len(p) for p in pairs))
     text = "\n".join(pd.concat(parts, ignore_index=True).tolist()) + "\n" if parts else ""
     return text, counts, decls
 
