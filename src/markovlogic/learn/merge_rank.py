@@ -76,7 +76,7 @@ class MergeRankOptions:
     (``select``)."""
 
     update: str | tuple = ("mira", "perceptron", "logistic")
-    epochs: int | tuple = (3, 10)
+    epochs: int | tuple | None = None     # None: 5 for perceptron and MIRA, 3 walks for logistic
     C: float | tuple = 1.0                # MIRA's largest step
     margin: float = 1.0
     learning_rate: float = 1.0            # perceptron
@@ -92,7 +92,7 @@ class MergeRankOptions:
         for u in _grid(self.update):
             if u not in UPDATES:
                 raise OptionError(f"unknown update {u!r}; choose one of {', '.join(UPDATES)}")
-        for e in _grid(self.epochs):
+        for e in (() if self.epochs is None else _grid(self.epochs)):
             if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 1:
                 raise OptionError(f"epochs must be a positive integer, got {e!r}")
         for name in ("C", "l2"):
@@ -167,9 +167,8 @@ def merge_parameters(model, mln) -> MergeParameters:
     const = -1
     for j, f in enumerate(model.set_features):
         sf_param[j] = len(names)
-        if f.spec.kind == "size" and f.spec.op in (">", ">=") and (f.spec.threshold or 0) <= (0 if f.spec.op == ">" else 1):
-            if const < 0 and not f.spec.fixed:
-                const = len(names)
+        if _is_constant(f.spec) and const < 0 and not f.spec.fixed:
+            const = len(names)
         names.append(f.spec.describe())
         initial.append(float(f.weight))
         learnable.append(not f.spec.fixed)
@@ -182,6 +181,12 @@ def merge_parameters(model, mln) -> MergeParameters:
         learnable.append(not f.spec.fixed)
     return MergeParameters(names, q_param, q_coef, sf_param, lk_param, np.array(learnable, bool),
                            np.array(initial, np.float64), const, formula_of)
+
+
+def _is_constant(spec) -> bool:
+    """``size(P) > 0`` (or ``>= 1``, ``>= 0``...): 1 on every cluster."""
+    return spec.kind == "size" and not getattr(spec, "link", False) and (
+        (spec.op == ">" and (spec.threshold or 0.0) < 1.0) or (spec.op == ">=" and (spec.threshold or 0.0) <= 1.0))
 
 
 def _param_key(qty):
@@ -316,13 +321,17 @@ def _update(theta, g, v, learnable, update, margin, C, rate):
 
 @nb.njit(cache=True)
 def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_param, gold, n_gold,
-         learn, update, follow, margin, C, rate, collect, inst_f, inst_g, stats):
+         learn, update, follow, margin, C, rate, collect, inst_f, inst_g, stats, gold_pairs):
     """One walk of greedy agglomerative search on a training world from the
     state ``st``. With ``learn``, updates ``theta`` on errors (module
     docstring) and adds it to ``theta_sum`` after every step; with
     ``collect``, records every candidate merge met (features, gain) into
     ``inst_f``/``inst_g`` (grown as needed). ``stats``: steps, errors,
-    merges, examples. Returns ``(inst_f, inst_g)``."""
+    merges, examples. Following the model, its wrong merges are taken (the
+    states inference visits) while the wrong pairs joined stay at most
+    ``gold_pairs``; beyond, a walk takes good merges only (a runaway model
+    would otherwise build clusters no inference near the end of learning
+    visits, at quadratic cost). Returns ``(inst_f, inst_g)``."""
     n = md.n
     D = len(theta)
     cap = 1024
@@ -341,6 +350,7 @@ def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_
     fvec = np.zeros(D)
     g = np.zeros(D)
     n_inst = int(stats[3])
+    wrong = 0.0
     stamp = 0
     set_weights(md, theta, q_param, q_coef, sf_param, lk_param)
     # initial candidates: every linked pair of clusters
@@ -452,7 +462,7 @@ def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_
                 theta_sum[k] += theta[k]
         # the action
         pick = -1
-        if follow == 0 and top_score > 0.0:
+        if follow == 0 and top_score > 0.0 and (gain[top] > 0.0 or wrong <= gold_pairs):
             pick = top
         elif best_good >= 0:
             pick = best_good
@@ -460,6 +470,9 @@ def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_
             break
         A = ca[pick]
         B = cb[pick]
+        sa = float(st.size[A])
+        sb = float(st.size[B])
+        wrong += (sa * sb - gain[pick]) / 2.0       # gain = TP - FP and TP + FP = |A||B|
         merge_delta(md, st, sc, A, B)      # the merged summary into slot 0
         Kc = apply_merge(md, st, sc, A, B)
         stats[2] += 1
@@ -549,6 +562,8 @@ class _World:
                                         w_lk=model.arrays.w_lk.copy())
         self.gold = np.asarray(model.gold_labels, np.int64)
         self.n_gold = int(self.gold.max()) + 1 if len(self.gold) else 1
+        sizes = np.bincount(self.gold) if len(self.gold) else np.zeros(0)
+        self.gold_pairs = float(np.sum(sizes * (sizes - 1) / 2.0))
 
     def labels(self, theta, params) -> np.ndarray:
         set_weights(self.md, theta, params.q_param, params.q_coef, params.sf_param, params.lk_param)
@@ -580,7 +595,8 @@ def _train_online(worlds, params, update, epochs, opt, deadline) -> tuple[np.nda
             st, sc = w.model.new_state()
             walk(w.md, st, sc, theta, theta_sum, params.learnable, params.q_param, params.q_coef,
                  params.sf_param, params.lk_param, w.gold, w.n_gold, True, UPDATES[update], FOLLOW[opt.follow],
-                 float(opt.margin), float(C_of(opt)), float(opt.learning_rate), False, dummy_f, dummy_g, stats)
+                 float(opt.margin), float(C_of(opt)), float(opt.learning_rate), False, dummy_f, dummy_g, stats,
+                 w.gold_pairs)
         if deadline is not None and time.perf_counter() > deadline:
             break
     steps = max(stats[0], 1.0)
@@ -636,7 +652,7 @@ def _train_logistic(worlds, params, epochs, l2, opt, deadline) -> tuple[np.ndarr
             stats[3] = 0
             f, g = walk(w.md, st, sc, theta, np.zeros(D), params.learnable, params.q_param, params.q_coef,
                         params.sf_param, params.lk_param, w.gold, w.n_gold, False, 0, follow, 1.0, 1.0, 1.0,
-                        True, np.zeros((256, D)), np.zeros(256), stats)
+                        True, np.zeros((256, D)), np.zeros(256), stats, w.gold_pairs)
             k = int(stats[3])
             xs.append(f[:k].copy())
             gs.append(g[:k].copy())
@@ -667,8 +683,8 @@ def _sequence(world, theta, params):
     deltas = np.zeros(max(n, 1))
     tps = np.zeros(max(n, 1))
     pps = np.zeros(max(n, 1))
-    k = merge_sequence(md, st, sc, world.gold, world.n_gold, deltas, tps, pps)
     tp0, pp0, gp = pair_counts(world.model.initial_labels, world.gold)
+    k = merge_sequence(md, st, sc, world.gold, world.n_gold, deltas, tps, pps, tp0, pp0, gp)
     return deltas[:k], tps[:k], pps[:k], tp0, pp0, gp
 
 
@@ -726,7 +742,8 @@ def _train(worlds, params, setting, opt, deadline):
 def settings_of(opt: MergeRankOptions) -> list[tuple]:
     out = []
     for u in _grid(opt.update):
-        for e in _grid(opt.epochs):
+        epochs = _grid(opt.epochs) if opt.epochs is not None else ((3,) if u == "logistic" else (5,))
+        for e in epochs:
             if u == "logistic":
                 for l2 in _grid(opt.l2):
                     out.append((u, e, None, l2))
@@ -997,8 +1014,15 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     start = time.perf_counter()
     clausal = split_clauses(mln)
     cm = clausal.mln
-    if hasattr(mln, "set_features"):
-        cm.set_features = list(mln.set_features)
+    cm.set_features = list(getattr(mln, "set_features", []))
+    added_const = None
+    if opt.calibrate and not any(_is_constant(f) and f.predicate == pred and not f.fixed for f in cm.set_features):
+        # the per-cluster constant the calibration sets (a merge changes it by -1); written into the result
+        from ..lang.ast import SetFeature
+
+        added_const = SetFeature(kind="size", predicate=pred, weight=0.0, op=">", threshold=0.0)
+        cm.set_features.append(added_const)
+        say(f"added size({pred}) > 0, a per-cluster constant, for the calibration of the merge threshold")
     worlds = list(dbs) if multiple_databases else [_merge(dbs)]
     models = [build_cluster_model(cm, db, pred, truth=True) for db in worlds]
     ground_seconds = time.perf_counter() - start
@@ -1056,6 +1080,8 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     pinfo = tuple(WeightParam(name=nm, formula_index=-1, fixed=False) for nm in all_names)
     stats = dict(info, **info_pair)
     stats.pop("selection", None)
+    if added_const is not None:
+        stats["added_constant"] = f"size({pred}) > 0"
     stats.update({"final_train_loss": 1.0 - train_f1, "final_train_pairwise_f1": train_f1,
                   "loss": "pairwise-f1", "inference": "agglomerative", "worlds": len(models),
                   "mentions": int(sum(m.n for m in models))})
