@@ -641,28 +641,157 @@ def _free_slot(size, n):
 
 
 @nb.njit(cache=True, nogil=True)
+def _ante(ms, k, pos, m, nested):
+    """The nearest member of ms[:pos] (sorted) that does not contain m, or -1."""
+    q = pos - 1
+    while q >= 0 and nested[ms[q], m]:
+        q -= 1
+    return ms[q] if q >= 0 else -1
+
+
+@nb.njit(cache=True, nogil=True)
+def _lower(ms, k, x):
+    """The number of members of ms[:k] below x."""
+    lo = 0
+    hi = k
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ms[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@nb.njit(cache=True, nogil=True)
+def _dist_of(m, a):
+    return (m - a - 1.0, 0.0) if a >= 0 else (float(m), 1.0)
+
+
+@nb.njit(cache=True, nogil=True)
+def _dist_change(mem, size, C, blk, kb, prn, nested):
+    """(change of the distance sum, change of the pronouns without
+    antecedent) when the sorted block blk[:kb] joins cluster C, relative to
+    C and the block apart."""
+    dd = 0.0
+    dn = 0.0
+    k = size[C]
+    ms = mem[C]
+    # the block's pronouns: antecedent in C and the block together
+    for j in range(kb):
+        m = blk[j]
+        if not prn[m]:
+            continue
+        a_blk = _ante(blk, kb, j, m, nested)
+        pos = _lower(ms, k, m)
+        a_c = _ante(ms, k, pos, m, nested)
+        a_new = a_blk if a_blk > a_c else a_c
+        d0, n0 = _dist_of(m, a_blk)
+        d1, n1 = _dist_of(m, a_new)
+        dd += d1 - d0
+        dn += n1 - n0
+    # C's pronouns after the block's first member whose antecedent moves
+    lo = blk[0]
+    hi = blk[kb - 1]
+    pos = _lower(ms, k, lo)
+    for q in range(pos, k):
+        m = ms[q]
+        a_c = _ante(ms, k, q, m, nested)
+        if a_c > hi:
+            break
+        if not prn[m]:
+            continue
+        jb = _lower(blk, kb, m)
+        a_b = _ante(blk, kb, jb, m, nested)
+        if a_b > a_c:
+            d0, n0 = _dist_of(m, a_c)
+            d1, n1 = _dist_of(m, a_b)
+            dd += d1 - d0
+            dn += n1 - n0
+    return dd, dn
+
+
+@nb.njit(cache=True, nogil=True)
+def _stats(ms, k, hd, pr, prn, known, sp, sp_free, mode, hcnt_row, kc, S):
+    """Fill a cluster's caches from its members; returns (npn, fh, ph)."""
+    for a in range(3):
+        for u in range(4):
+            kc[a, u] = 0
+    for q in range(S.shape[0]):
+        S[q] = 0.0
+    npn = 0
+    for p in range(k):
+        m = ms[p]
+        if hd[m] >= 0:
+            npn += 1
+            hcnt_row[hd[m]] += 1
+        for a in range(3):
+            v = known[m, a]
+            if v >= 0:
+                kc[a, v] += 1
+        if prn[m]:
+            for q in range(S.shape[0]):
+                S[q] += sp[pr[m], q] if mode > 0.5 else sp_free[q]
+    fh = 0.0
+    ph = 0.0
+    for p in range(k):
+        m = ms[p]
+        t = hd[m]
+        if t >= 0 and hcnt_row[t] > 0:
+            # count each head once: mark by negating after use
+            c = hcnt_row[t]
+            fh += _xlogx(c)
+            ph += c * (c - 1) / 2.0
+            hcnt_row[t] = -c
+    for p in range(k):
+        t = hd[ms[p]]
+        if t >= 0 and hcnt_row[t] < 0:
+            hcnt_row[t] = -hcnt_row[t]
+    return npn, fh, ph
+
+
+@nb.njit(cache=True, nogil=True)
 def sweep(label, size, mem, cscore, blocks, bstart, movable, hd, pr, prn, known, nested, cv, prior, sp, sp_free,
           agree, scal, hard, has_attr, temp, counts_attr, counts_prn, ptk, gather):
-    """One Gibbs sweep (``temp`` 1: each block, in random order, to a cluster
-    drawn from its conditional) or greedy sweep (``temp`` 0: each block to its
-    best cluster if that raises the score); returns the number of blocks
-    moved. With ``gather`` the expected counts of the final state are added
-    to counts_attr[3, 4] and counts_prn[3, P, 4]."""
+    """One Gibbs sweep (``temp`` 1: blocks drawn at random, each moved to a
+    cluster drawn from its conditional) or greedy sweep (``temp`` 0: each
+    block to its best cluster if that raises the score); returns the number
+    of blocks moved. With ``gather`` the expected counts of the final state
+    are added to counts_attr[3, 4] and counts_prn[3, P, 4]. Per-cluster
+    caches (head counts, known values, pronoun terms) make the score change
+    of a candidate cluster cost O(combos + log |C|)."""
     n = label.shape[0]
     K = cv.shape[0]
+    mode = scal[5]
+    maxed = scal[7] > 0.5
     V = 1
     for m in range(n):
         if hd[m] + 1 > V:
             V = hd[m] + 1
+    hcnt = np.zeros((n, V), np.int64)
+    kcc = np.zeros((n, 3, 4), np.int64)
+    Sc = np.zeros((n, K))
+    npn = np.zeros(n, np.int64)
+    fh = np.zeros(n)
+    ph = np.zeros(n)
+    at = np.zeros(n)
     kc = np.zeros((3, 4), np.int64)
     S = np.zeros(K)
+    kcb = np.zeros((3, 4), np.int64)
+    Sb = np.zeros(K)
     hcount = np.zeros(V, np.int64)
     post = np.zeros(K)
     buf = np.zeros(n, np.int64)
-    buf2 = np.zeros(n, np.int64)
     blk = np.zeros(n, np.int64)
     ids = np.zeros(n, np.int64)
     cand = np.zeros(n + 1)
+    amode = mode if hard else 0.0
+    for C in range(n):
+        if size[C] > 0:
+            npn[C], fh[C], ph[C] = _stats(mem[C], size[C], hd, pr, prn, known, sp, sp_free, mode, hcnt[C], kcc[C],
+                                          Sc[C])
+            if has_attr:
+                at[C] = _attr_term(kcc[C], size[C], Sc[C], cv, prior, agree, amode, post, maxed)
     moved = 0
     nblocks = bstart.shape[0] - 1
     for bb in range(nblocks):
@@ -674,50 +803,98 @@ def sweep(label, size, mem, cscore, blocks, bstart, movable, hd, pr, prn, known,
             blk[kb] = blocks[p]
             kb += 1
         C0 = label[blk[0]]
-        rest = 0
-        j = 0
-        for i in range(size[C0]):
-            m = mem[C0, i]
-            if j < kb and blk[j] == m:
-                j += 1
-            else:
-                buf[rest] = m
-                rest += 1
-        s_rest = 0.0
+        # take the block out of C0: its caches become those of the rest
+        for p in range(kb):
+            _remove(mem, size, C0, blk[p])
+            label[blk[p]] = -1
+        rest = size[C0]
+        for t in range(V):
+            hcnt[C0, t] = 0
         if rest > 0:
-            s_rest = _score_set(buf, rest, hd, pr, prn, known, nested, cv, prior, sp, sp_free, agree, scal, hard,
-                                kc, S, hcount, post, has_attr)
+            npn[C0], fh[C0], ph[C0] = _stats(mem[C0], rest, hd, pr, prn, known, sp, sp_free, mode, hcnt[C0],
+                                             kcc[C0], Sc[C0])
+            if has_attr:
+                at[C0] = _attr_term(kcc[C0], rest, Sc[C0], cv, prior, agree, amode, post, maxed)
+            cscore[C0] = _score_set(mem[C0], rest, hd, pr, prn, known, nested, cv, prior, sp, sp_free, agree, scal,
+                                    hard, kc, S, hcount, post, has_attr)
+        else:
+            npn[C0] = 0
+            fh[C0] = 0.0
+            ph[C0] = 0.0
+            cscore[C0] = 0.0
+        # the block's own statistics
+        npb, fhb, phb = _stats(blk, kb, hd, pr, prn, known, sp, sp_free, mode, hcount, kcb, Sb)
+        for p in range(kb):
+            if hd[blk[p]] >= 0:
+                hcount[hd[blk[p]]] = 0
+        s_alone = _score_set(blk, kb, hd, pr, prn, known, nested, cv, prior, sp, sp_free, agree, scal, hard, kc, S,
+                             hcount, post, has_attr)
         nc = _cluster_ids(size, n, ids)
-        best = -np.inf
-        cur = -np.inf
+        best = s_alone
+        cur = s_alone
         for q in range(nc):
             C = ids[q]
+            d = 0.0
+            # head mixture and RULE's head rule
+            if scal[1] != 0.0 or scal[2] != 0.0:
+                f1 = fh[C]
+                p1 = ph[C]
+                n1 = npn[C]
+                for p in range(kb):
+                    t = hd[blk[p]]
+                    if t < 0:
+                        continue
+                    c = hcnt[C, t]
+                    for r in range(p):
+                        if hd[blk[r]] == t:
+                            c += 1
+                    f1 += _xlogx(c + 1) - _xlogx(c)
+                    p1 += c
+                    n1 += 1
+                n0 = npn[C]
+                d += scal[1] * ((f1 - _xlogx(n1)) - (fh[C] - _xlogx(n0)) - (fhb - _xlogx(npb)))
+                d += scal[2] * ((2.0 * p1 - n1 * (n1 - 1) / 2.0) - (2.0 * ph[C] - n0 * (n0 - 1) / 2.0)
+                                - (2.0 * phb - npb * (npb - 1) / 2.0))
+            if has_attr:
+                for a in range(3):
+                    for u in range(4):
+                        kc[a, u] = kcc[C, a, u] + kcb[a, u]
+                for r in range(K):
+                    S[r] = Sc[C, r] + Sb[r]
+                a1 = _attr_term(kc, size[C] + kb, S, cv, prior, agree, amode, post, maxed)
+                if a1 == -np.inf:
+                    cand[q] = -np.inf
+                    continue
+                ab = _attr_term(kcb, kb, Sb, cv, prior, agree, amode, post, maxed)
+                d += a1 - at[C] - ab + (scal[8] if maxed else scal[6])
+            elif hard and mode > 0.5:
+                for a in range(3):
+                    for u in range(4):
+                        kc[a, u] = kcc[C, a, u] + kcb[a, u]
+                if _conflict(kc, agree):
+                    cand[q] = -np.inf
+                    continue
+            if scal[3] != 0.0 or scal[4] != 0.0:
+                dd, dn = _dist_change(mem, size, C, blk, kb, prn, nested)
+                d += scal[3] * dd + scal[4] * dn
+            # the cluster prior: one cluster fewer than apart
+            d -= scal[0]
+            cand[q] = s_alone + d
             if C == C0:
-                cand[q] = cscore[C0] - s_rest if rest > 0 else -np.inf
-                if rest > 0:
-                    cur = cand[q]
-            else:
-                k = _union(mem, size, C, blk, kb, buf2)
-                sc = _score_set(buf2, k, hd, pr, prn, known, nested, cv, prior, sp, sp_free, agree, scal, hard, kc,
-                                S, hcount, post, has_attr)
-                cand[q] = sc - cscore[C]
+                cur = cand[q]
             if cand[q] > best:
                 best = cand[q]
-        cand[nc] = _score_set(blk, kb, hd, pr, prn, known, nested, cv, prior, sp, sp_free, agree, scal, hard, kc, S,
-                              hcount, post, has_attr)
-        if rest == 0:
-            cur = cand[nc]
-        if cand[nc] > best:
-            best = cand[nc]
-        if best == -np.inf:
-            continue
+        cand[nc] = s_alone
         choice = -1
-        if temp == 0.0:
+        if best == -np.inf:
+            # nowhere allowed (contradictory hard formulas): the block stays
+            choice = _index_of(ids, nc, C0) if rest > 0 else nc
+        elif temp == 0.0:
             for q in range(nc + 1):
                 if cand[q] > cur + 1e-9 and (choice < 0 or cand[q] > cand[choice]):
                     choice = q
             if choice < 0:
-                continue
+                choice = _index_of(ids, nc, C0) if rest > 0 else nc
         else:
             tot = 0.0
             for q in range(nc + 1):
@@ -732,19 +909,23 @@ def sweep(label, size, mem, cscore, blocks, bstart, movable, hd, pr, prn, known,
                     choice = q
                     break
         target = -1 if choice == nc else ids[choice]
-        if target == C0 or (target == -1 and rest == 0):
-            continue
-        for p in range(kb):
-            _remove(mem, size, C0, blk[p])
-        cscore[C0] = s_rest if rest > 0 else 0.0
+        if target != C0:
+            moved += 1
         if target == -1:
             target = _free_slot(size, n)
+            for t in range(V):
+                hcnt[target, t] = 0
         for p in range(kb):
             _insert(mem, size, target, blk[p])
             label[blk[p]] = target
+        for t in range(V):
+            hcnt[target, t] = 0
+        npn[target], fh[target], ph[target] = _stats(mem[target], size[target], hd, pr, prn, known, sp, sp_free,
+                                                     mode, hcnt[target], kcc[target], Sc[target])
+        if has_attr:
+            at[target] = _attr_term(kcc[target], size[target], Sc[target], cv, prior, agree, amode, post, maxed)
         cscore[target] = _score_set(mem[target], size[target], hd, pr, prn, known, nested, cv, prior, sp, sp_free,
                                     agree, scal, hard, kc, S, hcount, post, has_attr)
-        moved += 1
     if gather:
         _gather(label, size, mem, hd, pr, prn, known, nested, cv, prior, sp, sp_free, agree, scal, hard, has_attr,
                 counts_attr, counts_prn, ptk)

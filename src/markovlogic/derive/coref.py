@@ -685,3 +685,118 @@ def derive_coref_command(conllu: list[str], output: Path, *, mentions: str = "go
                       + (f", {mention_table}" if mention_table else "")
                       + f" in {time.perf_counter() - start:.2f} s, peak {peak_mb():.0f} MiB")
     return counts
+
+
+# ------------------------------------------------------------------ clusters back into CoNLL-U
+
+ENTITY_SPEC = "eid-etype-head-other"
+GOLD_MISC = ("Entity", "Bridge", "SplitAnte")
+
+
+def _brackets(doc: Document, cluster_of: dict[str, str]) -> dict[tuple[int, int], str]:
+    """(sentence, word id) -> the Entity= value of the clusters of a document.
+    Clusters are numbered e1, e2, ... in order of their first mention."""
+    ids: dict[str, int] = {}
+    opens: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
+    closes: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
+    singles: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for m in doc.mentions:
+        c = cluster_of.get(m.name, m.name)
+        e = ids.setdefault(c, len(ids) + 1)
+        head = m.head - m.start + 1
+        if m.start == m.end:
+            singles[(m.sent, m.start)].append(f"(e{e}--{head})")
+        else:
+            opens[(m.sent, m.start)].append((m.end, f"(e{e}--{head}"))
+            closes[(m.sent, m.end)].append((m.start, f"e{e})"))
+    out: dict[tuple[int, int], str] = {}
+    for key in set(opens) | set(closes) | set(singles):
+        # closings first (the one opened last first), then openings (longest first), then one-word mentions
+        parts = [s for _, s in sorted(closes.get(key, []), key=lambda x: -x[0])]
+        parts += [s for _, s in sorted(opens.get(key, []), key=lambda x: -x[0])]
+        parts += singles.get(key, [])
+        out[key] = "".join(parts)
+    return out
+
+
+def _misc_text(misc: dict[str, str], entity: str | None) -> str:
+    items = [(k, v) for k, v in misc.items() if k not in GOLD_MISC]
+    if entity:
+        items.append(("Entity", entity))
+    items.sort(key=lambda kv: kv[0].lower())
+    return "|".join(k if v == "" and k != "Entity" else f"{k}={v}" for k, v in items) or "_"
+
+
+def write_conllu_clusters(docs: list[Document], cluster_of: dict[str, str], output: str | Path) -> list[Path]:
+    """Write the documents' CoNLL-U files again with the clusters as CorefUD
+    ``Entity=`` brackets (``# global.Entity = eid-etype-head-other``; the gold
+    Entity, Bridge and SplitAnte attributes are dropped). ``cluster_of``:
+    mention constant -> cluster key (a mention not in it is a singleton).
+    ``output`` is a file when the input was one file, else a folder (created)
+    holding a file of the same name per input file. Atomic per file."""
+    from ..io import open_text_atomic
+
+    by_file: dict[str, list[tuple[Document, int, Sentence]]] = defaultdict(list)
+    values: dict[tuple[str, int, int], str] = {}
+    for d in docs:
+        br = _brackets(d, cluster_of)
+        for (si, wid), v in br.items():
+            values[(d.name, si, wid)] = v
+        for si, s in enumerate(d.sentences, 1):
+            by_file[s.file].append((d, si, s))
+    files = list(by_file)
+    out = Path(output)
+    if len(files) > 1 or out.is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+        targets = {f: out / Path(f).name for f in files}
+    else:
+        targets = {files[0]: out}
+    for f, target in targets.items():
+        if Path(f).resolve() == target.resolve():
+            raise OptionError(f"the output {target} would overwrite the input {f}")
+    written = []
+    for f, target in targets.items():
+        with open(f, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+        first_of_doc = {}
+        for d, si, s in by_file[f]:
+            for t in s.tokens:
+                fields = lines[t.line - 1].split("\t")
+                fields[9] = _misc_text(t.misc, values.get((d.name, si, t.id)))
+                lines[t.line - 1] = "\t".join(fields)
+            if si == 1:
+                first_of_doc[s.line] = d
+        # the global.Entity declaration: after the document's "# newdoc" line, else
+        # before the first line of its first sentence
+        after, before = set(), set()
+        for start, d in first_of_doc.items():
+            k = start
+            while k <= len(lines) and lines[k - 1].startswith("#") and not lines[k - 1].startswith("# newdoc"):
+                k += 1
+            (after if k <= len(lines) and lines[k - 1].startswith("# newdoc") else before).add(
+                k if k <= len(lines) and lines[k - 1].startswith("# newdoc") else start)
+        out_lines = []
+        for k, line in enumerate(lines, 1):
+            if line.startswith("# global.Entity"):
+                continue
+            if k in before:
+                out_lines.append(f"# global.Entity = {ENTITY_SPEC}")
+            out_lines.append(line)
+            if k in after:
+                out_lines.append(f"# global.Entity = {ENTITY_SPEC}")
+        with open_text_atomic(target) as handle:
+            handle.write("\n".join(out_lines))
+        written.append(target)
+    return written
+
+
+def conllu_entities(paths: Sequence[str | Path]) -> tuple[list[tuple[str, int, int, int]], list[str]]:
+    """The mentions of CoNLL-U files with Entity= brackets: their spans
+    ``(doc, sentence, start, end)`` and entity keys ``doc/eid``."""
+    docs = derive_coref(paths, CorefDeriveOptions(truth=True))
+    spans, ents = [], []
+    for d in docs:
+        for m in d.mentions:
+            spans.append((d.name, m.sent, m.start, m.end))
+            ents.append(f"{d.name}/{m.entity}")
+    return spans, ents
