@@ -29,7 +29,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "coref")
 
 for _name in SUBCOMMANDS:
     try:
