@@ -38,6 +38,9 @@ constants ``DOC_mNNNN``, as in ``../shared/data/gum_coref``):
 ``Apposition(m1, m2)`` the head of m2 is attached to the head of m1 by appos
 ``PredNom(m1, m2)``    the head of m2 has a cop dependent and an nsubj (or
                        nsubj:outer) dependent that is the head of m1
+``Near(m1, m2, Dk)``   m1 ends before m2 starts, k = 0..3 sentences before it,
+                       and one of them is a pronoun (the candidate pairs of
+                       pronoun resolution; ``near_window`` sentences, 3)
 =====================  =====================================================
 
 and, only when asked, ``EntityType(m, e)`` (the gold GUM type) and the truth
@@ -523,7 +526,8 @@ def derive_coref(conllu: Sequence[str | Path], options: CorefDeriveOptions | Non
 # ------------------------------------------------------------------ evidence
 
 EVIDENCE_PREDICATES = ("InDoc", "SentIndex", "MentionOrder", "Head", "HeadForm", "Text", "HasWord", "MentionType",
-                       "IsPrn", "Number", "Gender", "Type", "Nested", "Apposition", "PredNom", "EntityType")
+                       "IsPrn", "Number", "Gender", "Type", "Nested", "Apposition", "PredNom", "Near", "EntityType")
+NEAR_WINDOW = 3
 
 SCHEMA = """\
 // Coreference evidence written by mln derive --conllu (markovlogic.derive.coref)
@@ -542,6 +546,7 @@ Type(mention, etype)
 Nested(mention, mention)
 Apposition(mention, mention)
 PredNom(mention, mention)
+Near(mention, mention, sdist)
 EntityType(mention, gtype)
 SameEntity(mention, mention)
 """
@@ -585,6 +590,29 @@ def evidence_atoms(docs: Iterable[Document], entity_types: bool = False) -> Iter
                         yield f"Nested({a.name},{b.name})"
         for kind, i, j in d.relations:
             yield f"{'Apposition' if kind == 'appos' else 'PredNom'}({ms[i].name},{ms[j].name})"
+        for i, j, k in near_pairs(d):
+            yield f"Near({ms[i].name},{ms[j].name},D{k})"
+
+
+def precedes(a: Mention, b: Mention) -> bool:
+    """``a`` ends before ``b`` starts."""
+    return a.sent < b.sent or (a.sent == b.sent and a.end < b.start)
+
+
+def near_pairs(d: Document, window: int = NEAR_WINDOW) -> list[tuple[int, int, int]]:
+    """(i, j, sentence distance) for mentions i before j at most ``window``
+    sentences apart, one of them a pronoun."""
+    ms = d.mentions
+    out = []
+    for j, b in enumerate(ms):
+        for i in range(j - 1, -1, -1):
+            a = ms[i]
+            if b.sent - a.sent > window:
+                break
+            if (a.is_prn or b.is_prn) and precedes(a, b):
+                out.append((i, j, b.sent - a.sent))
+    out.sort()
+    return out
 
 
 def truth_atoms(docs: Iterable[Document]) -> Iterable[str]:
