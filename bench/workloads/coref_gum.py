@@ -291,7 +291,7 @@ def decode(n: int, I: np.ndarray, J: np.ndarray, p: np.ndarray, method: str, thr
 
 # ------------------------------------------------------------------ the run
 
-def run(iterations: int = 30, samples: int = 5, quick: bool = False, log=print) -> dict:
+def run(iterations: int = 10, samples: int = 3, quick: bool = False, log=print) -> dict:
     from markovlogic.cluster.inclust import InClustOptions, learn_inclust, map_inclust, with_weights
 
     gum = _gum()
@@ -434,8 +434,8 @@ def print_table(res: dict) -> None:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=Path, help="write the figures as JSON")
-    ap.add_argument("--iterations", type=int, default=30, help="learning iterations of the unsupervised MLNs")
-    ap.add_argument("--samples", type=int, default=5, help="Gibbs sweeps per chain and document per iteration")
+    ap.add_argument("--iterations", type=int, default=10, help="learning iterations of the unsupervised MLNs (the thesis: 30)")
+    ap.add_argument("--samples", type=int, default=3, help="Gibbs sweeps per chain and document per iteration")
     ap.add_argument("--quick", action="store_true", help="few iterations and epochs (a smoke run, not a result)")
     args = ap.parse_args(argv)
     try:
