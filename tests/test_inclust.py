@@ -84,7 +84,7 @@ def oracle(spec, doc, params, vocab, p, mode_sum=True, clamped=True):
     prn = doc.hd < 0
 
     def prior(a, N):
-        return sum(theta.get(("attr", f, v), 0.0) for f, v in zip(fams, a)) * (1 + N)
+        return sum(theta.get(("attr", f, v), 0.0) for f, v in zip(fams, a)) * N
 
     def pron(t, a):
         return sum(theta.get(("prn", f, t, v), 0.0) for f, v in zip(fams, a))

@@ -20,7 +20,9 @@ formula                                                 term of a cluster ``C`` 
                                                         heads: the per-cluster weights at their maximum-likelihood
                                                         values (each cluster's head distribution; see below)
 ``InClust(+m, +c)``                                     0 (per mention-and-cluster weights; see below)
-``Type(x, +e)`` (and Number, Gender)                    ``w_e (1 + N)``: the cluster's atom and its members' atoms
+``Type(x, +e)`` (and Number, Gender)                    ``w_e N``: the members' atoms (one weight per value, tied
+                                                        over the mentions; the cluster constant's own atom has a
+                                                        per-cluster weight, kept at 0 as the mixture priors)
 hard agreement ``InClust(m,c) => (Type(m,e) <=>       a cluster's members share each known value (else the
 Type(c,e))``                                             clustering is impossible); the cluster's value is summed
                                                         out: ``log sum_(e,n,g) exp(...)`` over allowed values
@@ -375,7 +377,7 @@ class Arrays:
     """What the kernels read: combos of the families' values and their weights."""
 
     cv: np.ndarray          # int64[K, 3]: value of each family per combo (-1 absent)
-    prior: np.ndarray       # float64[K]: sum of the value weights (times 1 + N)
+    prior: np.ndarray       # float64[K]: sum of the value weights (times N)
     sp: np.ndarray          # float64[P + 1, K]: pronoun term per pronoun head (row P: unseen, 0)
     sp_free: np.ndarray     # float64[K]: log sum_t exp(sp[t, k]) (free chain)
     ptk: np.ndarray         # float64[P, K]: P(head t | combo k) (free chain)
@@ -432,10 +434,10 @@ def make_arrays(params: Params, theta: np.ndarray | None = None) -> Arrays:
     # the attribute atoms of a cluster name exist whether or not the cluster is
     # empty; an empty one's sum out to logsumexp(prior): a non-empty cluster's
     # term is counted relative to it
-    z0 = float(np.max(prior) + np.log(np.exp(prior - np.max(prior)).sum()))
+    z0 = float(np.log(len(prior)))         # an empty cluster: its attribute atoms unweighted
     scal = np.array([spec.cluster_prior, spec.head_scale if spec.head_mixture else 0.0,
                      spec.rule_weight if math.isfinite(spec.rule_weight) else 1e4,
-                     spec.distance, spec.no_antecedent, 1.0, z0, 0.0, float(np.max(prior))])
+                     spec.distance, spec.no_antecedent, 1.0, z0, 0.0, 0.0])
     agree = np.array([bool(spec.agree.get(f)) for f in FAMILIES])
     return Arrays(cv, prior, sp, sp_free, ptk, agree, scal, attr_idx, prn_idx)
 
@@ -493,7 +495,7 @@ def _dist_terms(ms, k, prn, nested):
 
 @nb.njit(cache=True, nogil=True)
 def _attr_term(kc, N, S, ar_cv, ar_prior, agree, mode, post, maxed=False):
-    """log sum over allowed combos of exp(prior (1 + N) + S); fills ``post``
+    """log sum over allowed combos of exp(prior N + S); fills ``post``
     with the posterior over combos. -inf when nothing is allowed."""
     K = ar_cv.shape[0]
     best = -np.inf
@@ -513,7 +515,7 @@ def _attr_term(kc, N, S, ar_cv, ar_prior, agree, mode, post, maxed=False):
         else:
             ok = True
         if ok:
-            post[k] = ar_prior[k] * (1.0 + N) + S[k]
+            post[k] = ar_prior[k] * N + S[k]
             if post[k] > best:
                 best = post[k]
         else:
@@ -983,7 +985,7 @@ def _gather(label, size, mem, hd, pr, prn, known, nested, cv, prior, sp, sp_free
                     marg[a, v] += post[q]
         for a in range(3):
             for u in range(4):
-                counts_attr[a, u] += marg[a, u] * (1.0 + k)
+                counts_attr[a, u] += marg[a, u] * k
         for p in range(k):
             m = mem[C, p]
             if not prn[m]:
@@ -1105,6 +1107,8 @@ class InClustOptions:
     prior_stddev: float = 2.0
     max_step: float = 0.5
     workers: int = 2                # documents in parallel (threads)
+    free: str = "chain"             # E_(Y,Z): a free chain ("chain"), or Y summed out given the clamped
+                                    # chain's clusterings ("conditional")
     seed: int = 0
     max_seconds: float | None = None
 
@@ -1117,6 +1121,8 @@ class InClustOptions:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
                 raise OptionError(f"{name} must be a non-negative integer, got {v!r}")
+        if self.free not in ("chain", "conditional"):
+            raise OptionError(f"free must be chain or conditional, got {self.free!r}")
         if not (self.prior_stddev > 0):
             raise OptionError(f"prior_stddev must be positive, got {self.prior_stddev!r}")
         if self.max_seconds is not None and not (self.max_seconds > 0):
@@ -1212,6 +1218,29 @@ def _run_chain(doc: _Doc, key: str, ar: Arrays, mode: float, sweeps: int, movabl
     return np.concatenate([ca_sum.ravel(), cp_sum.ravel()]) / k, sq / k
 
 
+def _run_conditional(doc: _Doc, ar: Arrays, sweeps: int, movable: np.ndarray, P: int, seed: int):
+    """The clamped chain's sweeps; after each, the expected counts of its
+    clustering twice: clamped (Y observed) and free (Y summed out given the
+    clustering). Returns the two (mean, mean square) pairs."""
+    label, size, mem, cscore = doc.state["clamped"]
+    args = _kernel_args(doc, ar, 1.0, True)
+    fargs = _kernel_args(doc, ar, 0.0, True)
+    sums = [np.zeros(12 + 12 * max(P, 1)), np.zeros(12 + 12 * max(P, 1))]
+    sqs = [np.zeros_like(sums[0]), np.zeros_like(sums[0])]
+    _seed(seed)
+    for s in range(sweeps):
+        ca, cp = np.zeros((3, 4)), np.zeros((3, max(P, 1), 4))
+        sweep(label, size, mem, cscore, doc.blocks, doc.bstart, movable, *args, 1.0, ca, cp, ar.ptk, True)
+        fa, fp = np.zeros((3, 4)), np.zeros((3, max(P, 1), 4))
+        _gather(label, size, mem, *fargs, fa, fp, ar.ptk)
+        for k, (a, b) in enumerate(((ca, cp), (fa, fp))):
+            v = np.concatenate([a.ravel(), b.ravel()])
+            sums[k] += v
+            sqs[k] += v * v
+    k = max(sweeps, 1)
+    return (sums[0] / k, sqs[0] / k), (sums[1] / k, sqs[1] / k)
+
+
 @nb.njit(cache=True)
 def _seed(seed):
     np.random.seed(seed)
@@ -1268,6 +1297,12 @@ def learn_inclust(spec: InClustSpec, docs: Sequence[DocData], options: InClustOp
     pool = ThreadPoolExecutor(max_workers=opt.workers) if opt.workers > 1 else None
 
     def run_all(ar, sweeps, gather, it):
+        if opt.free == "conditional":
+            jobs = [(d, ar, sweeps, d.prn_movable if it < opt.init_iterations else d.all_movable, P,
+                     (opt.seed * 1_000_003 + it * 7919 + k * 31) % (2 ** 31)) for k, d in enumerate(ds)]
+            out = [_run_conditional(*j) for j in jobs] if pool is None else \
+                list(pool.map(lambda j: _run_conditional(*j), jobs))
+            return [r for pair in out for r in pair]
         jobs = []
         for k, d in enumerate(ds):
             clamp_mov = d.prn_movable if it < opt.init_iterations else d.all_movable
