@@ -135,10 +135,12 @@ def similarity_cond(c: Comparison, required: bool, predicates, describe: str) ->
         raise MLNSemanticError(f"{describe}: unsupported comparison {op!r} of a similarity")
     thr = float(constant_number(constant_value(right.name)))
     call = parse_similarity(left, predicates)
-    if _holds(op, 0.0, thr):
+    if _holds(op, call.absent, thr):
         # true for unrelated pairs (dense): keep the complement, sparse, and flip the requirement
         if op == "=":
-            op = ">"        # similarities are >= 0: not (s = 0) is s > 0
+            # similarities are >= 0: not (s = 0) is s > 0; a difference listed is below the absent value
+            op = ">" if call.absent == 0.0 else "<"
+            thr = 0.0 if call.absent == 0.0 else call.absent
         else:
             op = _NEGATE[op]
         required = not required
@@ -320,7 +322,7 @@ class PairCompiler:
                     s.conds.append(f"{c_alias}.a{j} = {expr}")
         for c in conds:
             if c.kind == "sim" and c.required:
-                table = tables_of(store).pair_table(c.sim.path)
+                table = tables_of(store).pair_table(c.sim.path, c.sim.family)
                 alias = s.add_from(table, "s")
                 s.conds.append(f"{alias}.{c.sim.column} {c.op} {c.threshold!r}")
                 for col, term in (("a", c.sim.left), ("b", c.sim.right)):
@@ -333,7 +335,7 @@ class PairCompiler:
                 s.home_in_domain(c.var, c.type_name)
         for c in conds:
             if c.kind == "sim" and not c.required:
-                table = tables_of(store).pair_table(c.sim.path)
+                table = tables_of(store).pair_table(c.sim.path, c.sim.family)
                 s.conds.append(
                     f"NOT EXISTS (SELECT 1 FROM {table} AS y WHERE y.a = {s.id_expr(c.sim.left)} AND "
                     f"y.b = {s.id_expr(c.sim.right)} AND y.{c.sim.column} {c.op} {c.threshold!r})")

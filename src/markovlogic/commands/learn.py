@@ -52,7 +52,10 @@ def learn_command(
     prior_stddev: Optional[float] = typer.Option(
         None, "--prior-stddev", "-priorStdDev", help="Std. dev. of the Gaussian prior (default 2; 100 for pll)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
-    inference: Optional[str] = typer.Option(None, "--inference", help="dn/scg expectations: mcsat (default) or exact."),
+    inference: Optional[str] = typer.Option(
+        None, "--inference",
+        help="dn/scg expectations: mcsat (default) or exact. samplerank over an equivalence predicate: the inference "
+             "it trains for, agglomerative (default: the merges greedy agglomerative MAP makes) or mh."),
     samples: Optional[int] = typer.Option(
         None, "--samples", help="dn/scg (and perceptron with --expectations mcsat): MC-SAT samples per iteration (default 5)."),
     final_samples: Optional[int] = typer.Option(
@@ -75,7 +78,10 @@ def learn_command(
     loss: Optional[str] = typer.Option(
         None, "--loss", help="samplerank: hamming (default for ordinary query atoms; over an equivalence predicate: pairs "
                              "wrong), pairwise-f1 (default for an equivalence predicate) or b3."),
-    update: Optional[str] = typer.Option(None, "--update", help="samplerank: perceptron, mira (default) or mira++."),
+    update: Optional[str] = typer.Option(
+        None, "--update",
+        help="samplerank: perceptron, mira (default) or mira++; with --inference agglomerative perceptron, mira or "
+             "logistic (default: chosen on held-out training data)."),
     steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant, or per query atom)."),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="samplerank: temperature of the training chain (default 1)."),
     accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
@@ -134,6 +140,8 @@ def learn_command(
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
                    final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
+    if method == "samplerank":
+        options["log"] = lambda text: console.print(text)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:
         model = learn_model(

@@ -44,7 +44,7 @@ _METHOD_OPTIONS = {
     "mira": {"map_method", "C", "init", "max_seconds"},
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
-                   "max_seconds", "average", "start", "init", "trace_every"},
+                   "max_seconds", "average", "start", "init", "trace_every", "inference", "log"},
 }
 
 
@@ -249,8 +249,24 @@ def _learn_model(
             kwargs.setdefault("epochs", int(iterations))
         if prior_stddev is not None:
             raise OptionError("--prior-stddev does not apply to samplerank (its margin and C bound the steps)")
-        options_sr = SampleRankOptions(**kwargs).check()
+        inference = kwargs.pop("inference", None)
+        log = kwargs.pop("log", None)
         kind, chosen = samplerank_kind(mln, query_predicates)
+        if kind == "clusters" and inference in (None, "agglomerative"):
+            from .merge_rank import learn_merge_rank_options, learn_merge_rank_model
+
+            _check_truth(dbs, chosen, multiple_databases)
+            return learn_merge_rank_model(mln, dbs, query_predicates=query_predicates,
+                                          multiple_databases=multiple_databases, seed=seed, callback=callback,
+                                          options=learn_merge_rank_options(kwargs), log=log)
+        if inference not in (None, "mh"):
+            raise OptionError(f"samplerank trains for the inference it serves: --inference agglomerative (the default "
+                              f"over an equivalence predicate) or mh, not {inference!r}"
+                              + ("" if kind == "clusters" else " (over ordinary atoms it walks MH chains: leave "
+                                 "--inference out)"))
+        if kind != "clusters" and inference is not None:
+            raise OptionError("--inference applies to samplerank over an equivalence predicate (agglomerative or mh)")
+        options_sr = SampleRankOptions(**kwargs).check()
         _check_truth(dbs, chosen, multiple_databases)
         if kind == "clusters":
             from .samplerank import learn_samplerank_model
