@@ -289,40 +289,12 @@ def decode(n: int, I: np.ndarray, J: np.ndarray, p: np.ndarray, method: str, thr
     return clusters_from_pairs(n, I[sel], J[sel])
 
 
-def write_pairwise_evidence(split: Split, feats, lr, path: Path, threshold: float = 0.5) -> int:
-    """``PairwiseLink(x, y)`` (both orders) for the candidate pairs the
-    logistic model puts at or above ``threshold``."""
-    i, j, x = feats
-    p = lr.predict_proba(x)[:, 1]
-    keep = p >= threshold
-    names = split.mentions
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"// the pairwise logistic model's links (p >= {threshold}), both orders\n")
-        for a, b in zip(i[keep].tolist(), j[keep].tolist()):
-            fh.write(f"PairwiseLink({names[a]},{names[b]})\nPairwiseLink({names[b]},{names[a]})\n")
-    return int(keep.sum())
-
-
 def fit_pairwise(train: Split, feats):
     from sklearn.linear_model import LogisticRegression
 
     I, J, X = feats
     y = train.gold[I] == train.gold[J]
     return LogisticRegression(C=1.0, max_iter=2000).fit(X, y), y
-
-
-def pairwise_evidence(out: Path) -> None:
-    """Write each split's evidence, truth and pairwise-model links to ``out``
-    (the inputs of examples/coref/first-order.mln)."""
-    gum = _gum()
-    out.mkdir(parents=True, exist_ok=True)
-    splits = {s: Split(gum, s, out) for s in SPLITS}
-    feats = {s: pair_features(splits[s]) for s in SPLITS}
-    lr, _ = fit_pairwise(splits["train"], feats["train"])
-    for s in SPLITS:
-        n = write_pairwise_evidence(splits[s], feats[s], lr, out / f"{s}-pairwise.db")
-        print(f"{s}: {out / (s + '-evidence.db')}, {out / (s + '-truth.db')}, {out / (s + '-pairwise.db')} "
-              f"({n} links)")
 
 
 # ------------------------------------------------------------------ the run
@@ -400,10 +372,6 @@ def run(iterations: int = 10, samples: int = 3, quick: bool = False, log=print) 
                                   "coefficients": dict(zip(PAIR_FEATURES, np.round(lr.coef_[0], 3).tolist()))}
     log(f"pairwise: decoder {best[1]}, threshold {best[2]} (dev CoNLL F1 {best[0]})")
 
-    # the pairwise model's output as evidence of the first-order model (Culotta's All-True, Most-True, ...)
-    for s_name in SPLITS:
-        write_pairwise_evidence(splits[s_name], feats[s_name], lr, folder / f"{s_name}-pairwise.db")
-
     def pairwise_pred(sp, method=best[1], thr=best[2]):
         i, j, x = feats[sp.name]
         return decode(len(sp.mentions), i, j, lr.predict_proba(x)[:, 1], method, thr)
@@ -413,23 +381,22 @@ def run(iterations: int = 10, samples: int = 3, quick: bool = False, log=print) 
     from markovlogic import MLN, Database
     from markovlogic.cluster.api import cluster_map
     from markovlogic.lang.ast import Query
-    from markovlogic.learn.samplerank import learn_samplerank_model
-    from markovlogic.learn.samplerank_core import SampleRankOptions
+    from markovlogic.learn.merge_rank import learn_merge_rank_model, learn_merge_rank_options
 
     fo = MLN.from_file(EXAMPLES / "first-order.mln")
     with Clock() as c:
-        tdb = Database.from_file([splits["train"].evidence, folder / "train-pairwise.db", splits["train"].truth],
-                                 mln=fo)
-        sr_opt = SampleRankOptions(epochs=5 if not quick else 1)
-        learned_fo = learn_samplerank_model(fo, [tdb], query_predicates=["SameEntity"], options=sr_opt)
+        tdb = Database.from_file([splits["train"].evidence, splits["train"].truth], mln=fo)
+        learned_fo = learn_merge_rank_model(fo, [tdb], query_predicates=["SameEntity"], seed=0,
+                                            options=learn_merge_rank_options({"epochs": 1} if quick else {}))
     out["timing"]["first_order"] = {"learn_seconds": round(c.wall, 1), "learn_cpu_seconds": round(c.cpu, 1),
                                     "samplerank_steps": int(learned_fo.result.iterations),
+                                    "method": "SampleRank over agglomerative states (learn/merge_rank.py)",
                                     "peak_rss_mb": round(_peak_mb())}
     (folder / "first-order.learned.mln").write_text(learned_fo.text)
     log(f"first_order: SampleRank in {c.wall:.1f} s")
 
     def fo_pred(sp):
-        db = Database.from_file([sp.evidence, folder / f"{sp.name}-pairwise.db"], mln=learned_fo.mln)
+        db = Database.from_file(sp.evidence, mln=learned_fo.mln)
         ans = cluster_map(learned_fo.mln, [db], [Query("SameEntity")], method="agglomerative")
         return sp.labels(ans.parts[0].clusters)
     predictors["first_order"] = fo_pred
@@ -474,12 +441,7 @@ def main(argv=None) -> None:
     ap.add_argument("--iterations", type=int, default=10, help="learning iterations of the unsupervised MLNs (the thesis: 30)")
     ap.add_argument("--samples", type=int, default=3, help="Gibbs sweeps per chain and document per iteration")
     ap.add_argument("--quick", action="store_true", help="few iterations and epochs (a smoke run, not a result)")
-    ap.add_argument("--pairwise-evidence", type=Path, metavar="DIR",
-                    help="only write each split's evidence, truth and pairwise-model links to DIR")
     args = ap.parse_args(argv)
-    if args.pairwise_evidence is not None:
-        pairwise_evidence(args.pairwise_evidence)
-        return
     try:
         res = run(args.iterations, args.samples, args.quick, log=lambda s: print(s, file=sys.stderr, flush=True))
     except Skip as exc:
