@@ -381,16 +381,17 @@ def run(iterations: int = 10, samples: int = 3, quick: bool = False, log=print) 
     from markovlogic import MLN, Database
     from markovlogic.cluster.api import cluster_map
     from markovlogic.lang.ast import Query
-    from markovlogic.learn.merge_rank import learn_merge_rank_model, learn_merge_rank_options
+    from markovlogic.learn.samplerank import learn_samplerank_model
+    from markovlogic.learn.samplerank_core import SampleRankOptions
 
     fo = MLN.from_file(EXAMPLES / "first-order.mln")
     with Clock() as c:
         tdb = Database.from_file([splits["train"].evidence, splits["train"].truth], mln=fo)
-        learned_fo = learn_merge_rank_model(fo, [tdb], query_predicates=["SameEntity"], seed=0,
-                                            options=learn_merge_rank_options({"epochs": 1} if quick else {}))
+        learned_fo = learn_samplerank_model(fo, [tdb], query_predicates=["SameEntity"], seed=0,
+                                            options=SampleRankOptions(epochs=1 if quick else 5))
     out["timing"]["first_order"] = {"learn_seconds": round(c.wall, 1), "learn_cpu_seconds": round(c.cpu, 1),
                                     "samplerank_steps": int(learned_fo.result.iterations),
-                                    "method": "SampleRank over agglomerative states (learn/merge_rank.py)",
+                                    "method": "SampleRank with the MH chain over clusterings (learn/samplerank.py)",
                                     "peak_rss_mb": round(_peak_mb())}
     (folder / "first-order.learned.mln").write_text(learned_fo.text)
     log(f"first_order: SampleRank in {c.wall:.1f} s")
