@@ -166,9 +166,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--root", default=str(DEFAULT_ROOT))
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--folds", default="1-3")
-    ap.add_argument("--systems", default="lr_closure,lr_cc")
+    ap.add_argument("--systems", default="lr_closure,lr_cc,mln")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--verbose", action="store_true", help="print the learner's progress")
     args = ap.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     root = Path(args.root)
     names = args.datasets.split(",") if args.datasets else sorted(p.name for p in root.iterdir()
                                                                   if (p / "records.csv").exists())
@@ -176,9 +179,15 @@ def main(argv: list[str] | None = None) -> None:
     for name in names:
         ds = E.load(root / name, name)
         cache: dict = {}
+        systems = args.systems.split(",")
         for k in _folds(args.folds):
             t = time.perf_counter()
-            for r in run_baselines(ds, k, cache):
+            out = []
+            if "lr_closure" in systems or "lr_cc" in systems:
+                out += [r for r in run_baselines(ds, k, cache) if r["system"] in systems]
+            if "mln" in systems:
+                out.append(run_mln(ds, k))
+            for r in out:
                 rows.append(r)
                 print(f"{name} fold {k} {r['system']:10s} P {r['pairwise_precision']:.3f} R {r['pairwise_recall']:.3f} "
                       f"F1 {r['pairwise_f1']:.3f} B3 {r['b3_f1']:.3f} {r['hyperparameters']} "
@@ -187,6 +196,104 @@ def main(argv: list[str] | None = None) -> None:
     print(table(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1))
+
+
+# ---------------------------------------------------------------- the recipe (mln)
+
+TEMPLATE = REPO_ROOT / "examples" / "er" / "template.mln"
+META_COLUMNS = ("id", "source", "orig_id")
+VERBOSE = False      # the er layout's own columns, not fields
+
+
+def recipe_fields(ds: E.Dataset, members: np.ndarray):
+    """The recipe's fields: every column of records.csv but the layout's own,
+    kinds read from the given records (training records only)."""
+    from markovlogic.derive.records import infer_kinds
+
+    frame = ds.records.iloc[members]
+    cols = [c for c in ds.records.columns if c not in META_COLUMNS]
+    cols = [c for c in cols if (frame[c].astype(str).str.strip() != "").any()]
+    return infer_kinds(frame, cols)
+
+
+def _block_columns(ds: E.Dataset) -> list[str]:
+    return [ds.columns[f] for f in ds.block if f in ds.columns]
+
+
+def fold_evidence(ds: E.Dataset, fold: int, fields, truth: bool) -> str:
+    """Evidence of one fold's records (derived on those records alone: their
+    document frequencies), with its true Same atoms when ``truth``."""
+    from markovlogic.derive.records import records_to_db_text
+
+    members = np.flatnonzero(ds.fold == fold)
+    frame = ds.records.iloc[members]
+    text, _, decls = records_to_db_text(frame, "id", fields, source="source" if ds.clean_clean else None,
+                                        block=_block_columns(ds))
+    if truth:
+        gold = ds.cluster[members]
+        ids = ds.ids[members]
+        order = np.argsort(gold, kind="stable")
+        lines = []
+        g_sorted = gold[order]
+        bounds = np.flatnonzero(np.diff(g_sorted)) + 1
+        for part in np.split(order, bounds):
+            if len(part) > 1:
+                names = sorted(ids[part])
+                for a in range(len(names)):
+                    for b in range(a + 1, len(names)):
+                        lines.append(f"Same({names[a]},{names[b]})")
+        text += "\n".join(lines) + ("\n" if lines else "")
+    return text, decls
+
+
+def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
+    """The recipe on one test fold: fill the template with the fields of the
+    training records, learn on the training folds (one world each), cluster the
+    test fold by agglomerative MAP, score with the baselines' code."""
+    import resource
+
+    from markovlogic import MLN, Database
+    from markovlogic.derive.records import fill_template
+    from markovlogic.learn.api import learn_model
+
+    train = [k for k in ds.folds() if k != test]
+    train_members = np.flatnonzero(np.isin(ds.fold, train))
+    fields = recipe_fields(ds, train_members)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    texts = {}
+    decls = None
+    for k in ds.folds():
+        texts[k], d = fold_evidence(ds, k, fields, truth=(k != test))
+        decls = decls or d
+    model_text = fill_template(TEMPLATE.read_text(), fields, source=ds.clean_clean,
+                               declarations=decls, frame=ds.records.iloc[train_members])
+    mln = MLN.from_string(model_text)
+    dbs = [Database.from_string(texts[k], mln=mln) for k in train]
+    learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                          log=log if VERBOSE else None)
+    learn_s = time.perf_counter() - t0
+    learn_cpu = time.process_time() - c0
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    test_db = Database.from_string(texts[test], mln=learned.mln)
+    answer = learned.mln.map(test_db, queries="Same", method="agglomerative")
+    infer_s = time.perf_counter() - t1
+    infer_cpu = time.process_time() - c1
+    part = answer.parts[0]
+    members = np.flatnonzero(ds.fold == test)
+    pos = {r: i for i, r in enumerate(ds.ids[members])}
+    labels = np.arange(len(members))
+    for i, name in enumerate(part.model.mention_names):
+        labels[pos[name]] = len(members) + int(part.labels[i])
+    stats = learned.result.stats
+    r = {"dataset": ds.name, "fold": test, "system": "mln", **E.scores(labels, ds.cluster[members]),
+         "hyperparameters": {k: stats.get(k) for k in ("update", "epochs", "C", "l2", "calibration_shift")},
+         "train_pairwise_f1": stats.get("final_train_pairwise_f1"), "learn_s": learn_s, "learn_cpu_s": learn_cpu,
+         "infer_s": infer_s, "infer_cpu_s": infer_cpu,
+         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+         "blocking_recall": part.model.stats.get("candidate_pairs") and None}
+    return r
 
 
 if __name__ == "__main__":

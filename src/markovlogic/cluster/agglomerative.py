@@ -34,7 +34,9 @@ from .model import ClusterModel
 class AgglomerativeOptions:
     """Options of greedy agglomerative MAP (``mln infer --map --method
     agglomerative``): ``polish_steps`` greedy MH proposals after the merges
-    (default ``20 * n``), ``seed`` for them, ``max_seconds``."""
+    (default ``20 * n``; none for a model with linkage features, whose
+    weights were trained for the merges alone), ``seed`` for them,
+    ``max_seconds``."""
 
     polish_steps: int | None = None
     seed: int = 0
@@ -124,7 +126,9 @@ def agglomerative_map(model: ClusterModel, options: AgglomerativeOptions | None 
     score = np.array([total_score(md, st, sc.wq)])
     best = score.copy()
     best_labels = st.label.copy()
-    polish = opt.polish_steps if opt.polish_steps is not None else 20 * max(model.n, 1)
+    # a model with linkage features scores merges: its search is the merges alone (what it was trained for)
+    default_polish = 0 if getattr(model, "link_features", None) else 20 * max(model.n, 1)
+    polish = opt.polish_steps if opt.polish_steps is not None else default_polish
     stats = np.zeros((5, 2), np.int64)
     if polish and (opt.max_seconds is None or merge_seconds < opt.max_seconds):
         seed_rng(int(opt.seed))
@@ -132,6 +136,8 @@ def agglomerative_map(model: ClusterModel, options: AgglomerativeOptions | None 
         run(md, st, sc, polish, probs, 0.0, 0.0, score, best, best_labels, stats)
     st2, sc2 = model.new_state(best_labels)
     exact = float(total_score(md, st2, sc2.wq))
+    if getattr(model, "link_features", None) and not polish:
+        exact = float(gain)     # linkage features score merges: the clustering's score is its merges' sum
     info = {"merges": int(merges), "merge_gain": float(gain), "merge_seconds": merge_seconds,
             "polish_steps": int(polish), "polish_accepted": int(stats[:, 1].sum()),
             "seconds": time.perf_counter() - start, "clusters": int(st2.counts[0])}

@@ -285,7 +285,7 @@ def build_cluster_model(
     if len(cand_specs) > 1:
         raise MLNSemanticError(f"{cand_specs[1].describe()}: {predicate} declares its candidate pairs twice "
                                f"(first at {cand_specs[0].describe()})")
-    cand_mask = declare_candidates(cand_specs[0], compiler, store, mln) if cand_specs else None
+    cand_mask, cand_table = declare_candidates(cand_specs[0], compiler, store, mln) if cand_specs else (None, None)
     names_all = store.constant_names()
     mention_names = [names_all[i] for i in compiler.domain]
     quantities: list[Quantity] = []
@@ -316,7 +316,9 @@ def build_cluster_model(
             raise MLNSemanticError(
                 f"{describe(t)}: a formula with several {predicate} atoms that is not reflexivity, symmetry "
                 "or transitivity is not supported by inference over clusterings (use cpi)")
+        compiler.restrict_to = None if t.hard else cand_table     # soft pair features: candidate pairs only
         sign, terms = compiler.compile(t)
+        compiler.restrict_to = None
         if t.hard:
             if terms.lowrank and sign > 0:
                 raise MLNSemanticError(
@@ -345,7 +347,9 @@ def build_cluster_model(
     compiled_sf, extra_q = compile_set_features(specs, store, compiler, mln, describe, allow_unweighted=truth)
     quantities.extend(extra_q)
     link_specs = [f for f in specs if getattr(f, "link", False)]
+    compiler.restrict_to = cand_table          # linkage features read candidate pairs only
     compiled_lk, extra_lk = compile_link_features(link_specs, store, compiler, mln, allow_unweighted=truth)
+    compiler.restrict_to = None
     quantities.extend(extra_lk)
     pair_layer = any(f.source == "score" for f in compiled_lk)
     score_q = cand_q = -1
@@ -436,7 +440,7 @@ def blocking_recall(cand_mask: sp.csr_matrix, gold: np.ndarray) -> float:
     return hit / total
 
 
-def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) -> sp.csr_matrix:
+def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) -> tuple[sp.csr_matrix, str]:
     """The candidate pairs of ``candidates(x, y in P: condition)``: a symmetric
     indicator over mention positions; every similarity of the store is then
     computed over these pairs only (``SimilarityTables.restrict``)."""
@@ -467,7 +471,7 @@ def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) 
     finally:
         store.con.unregister("_cand_frame")
     tables_of(store).restrict(compiler.type_name, table)
-    return m
+    return m, table
 
 
 def _labels(store: EvidenceStore, predicate: str, positions: np.ndarray):

@@ -237,7 +237,9 @@ def _relation(spec: SetFeature, compiler, mln, store) -> PairTerms:
     terms = compiler.compile_conditions(x, y, conds, spec.describe())
     extra = {v for c in conds for v in c.variables} - {x, y}
     if terms.lowrank:
-        if extra:
+        # with variables besides the pair's, a pair's value is a count, not an indicator: right for 'some'
+        # (any positive count), not for the kinds that compare with the number of pairs
+        if extra and not (spec.kind == "some" and not negated):
             raise _err(spec, "the condition holds for most pairs and has variables besides the pair's; "
                              "write its negation (it must hold for few pairs), e.g. most_not instead of most")
     elif terms.sparse is not None:

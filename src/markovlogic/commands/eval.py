@@ -35,14 +35,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..io import write_text_atomic
-from .common import split_list
+from .common import LazyConsole, split_list
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = LazyConsole(highlight=False)
+err_console = LazyConsole(stderr=True, highlight=False)
 
 
 def eval_command(
@@ -62,11 +60,13 @@ def eval_command(
     """Score a result file against the truth: P/R/F1 (AUC-PR, CLL), pairwise, B-cubed, MUC, CEAF-e."""
     from ..errors import OptionError
     from ..eval.compare import evaluate
+    from ..io import check_outputs
     from ..model import MLN
 
     from ..eval.corefeval import evaluate_coref_conllu, evaluate_coref_db, format_report, is_conllu
 
     if is_conllu([result]) and is_conllu([truth]):
+        check_outputs({"stats file": stats_json}, [str(result), str(truth)])
         # CoNLL-U with Entity= brackets on both sides (coreference)
         figures = evaluate_coref_conllu([result], [truth])
         console.print(format_report(figures))
@@ -77,6 +77,7 @@ def eval_command(
     if documents is not None:
         if not predicates:
             raise OptionError("--documents scores a coreference predicate: name it with -q")
+        check_outputs({"stats file": stats_json}, [str(result), str(truth), str(documents)])
         figures = evaluate_coref_db(result, truth, predicates[0], documents)
         console.print(format_report(figures))
         if stats_json is not None:
@@ -84,6 +85,11 @@ def eval_command(
         return
     if not predicates:
         raise OptionError("no predicate given (-q)")
+    unscored = [p for p in split_list(equivalence) if p not in predicates]
+    if unscored:
+        raise OptionError(f"--equivalence names {', '.join(unscored)}, which -q does not score "
+                          f"(-q {','.join(predicates)}); add it to -q or drop it from --equivalence")
+    check_outputs({"stats file": stats_json}, [str(result), str(truth), *split_list(input)])
     mln = None
     if input:
         paths = split_list(input)
@@ -99,6 +105,8 @@ def eval_command(
 
 def print_figures(figures: dict) -> None:
     """A small table: one row per metric, then the counts behind them."""
+    from rich.table import Table
+
     table = Table(title=f"{figures['result']} ({figures['format']}) against {figures['truth']}",
                   title_justify="left", show_edge=False)
     for name, justify in (("predicate", "left"), ("metric", "left"), ("precision", "right"),

@@ -3,7 +3,7 @@
     <weight> all(x, y in SameBib: <condition>)          also some, most, count
     <weight> max(x, y in SameBib: <numeric term>) [<op> <number>]     also min
     <weight> size(SameBib) [<op> <number>]
-    <weight> distinct(v; x in SameBib: <formula over x and v>) [<op> <number>]
+    <weight> distinct(u; x in SameBib: <formula over x and u>) [<op> <number>]
     <weight> link sum(x, y in SameBib: <numeric term>)      also link max, min, mean
     <weight> link fraction(x, y in SameBib: <condition>)    also link count
     candidates(x, y in SameBib: <condition>)                 (no weight)
@@ -170,6 +170,12 @@ def extract_aggregates(text: str, filename: str) -> tuple[str, list[RawAggregate
     return "\n".join(out), found
 
 
+def _name_index(text: str, name: str) -> int:
+    """Where the name ``name`` stands alone in ``text``."""
+    m = re.search(rf"(?<![A-Za-z0-9_'\-]){re.escape(name)}(?![A-Za-z0-9_'\-])", text)
+    return m.start() if m else 0
+
+
 def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
     kind = m.group("kind")
     link = m.group("link") is not None
@@ -199,10 +205,15 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
         body_pos = None
     else:
         hm = (_DISTINCT if kind == "distinct" else _PAIR).match(first)
+        if hm is None and not first.split(":")[0].isascii():
+            # a character no name may hold: the message the grammar gives everywhere else
+            k = next(i for i, ch in enumerate(first) if not ch.isascii())
+            raise _err(MLNSyntaxError, f"unexpected character '{first[k]}'",
+                       Pos(filename, row + 1, open_col + 2 + k))
         if hm is None:
             other = _PAIR.match(first) if kind == "distinct" else _DISTINCT.match(first)
             if other is not None or re.match(rf"^\s*{_NAME}(\s*[,;]\s*{_NAME})*\s+in\s", first):
-                usage = ("distinct(v; x in P: formula)" if kind == "distinct"
+                usage = ("distinct(u; x in P: formula)" if kind == "distinct"
                          else f"{kind}(x, y in P: {'term' if kind in ('max', 'min') else 'condition'})")
                 raise _err(MLNSyntaxError, f"a set-level feature is written {usage}", pos)
             return None            # an ordinary atom whose predicate is named like a kind
@@ -210,6 +221,11 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
             raise _err(MLNSyntaxError, f"the parenthesis of {kind}( is never closed", pos)
         pred = hm.group("pred")
         pred_pos = Pos(filename, row + 1, open_col + 2 + hm.start("pred"))
+        names = [hm.group("value"), hm.group("var")] if kind == "distinct" else hm.group("vars").split(",")
+        if "v" in (n.strip() for n in names):
+            raise _err(MLNSyntaxError, "'v' is the disjunction (Alchemy's 'or') and cannot name a variable; rename "
+                                       "it, e.g. distinct(u; x in P: A(x, u)) or all(x, y in P: ...)",
+                       Pos(filename, row + 1, open_col + 2 + _name_index(first, "v")))
         if kind == "distinct":
             variables = (hm.group("var"),)
             value_var = hm.group("value")

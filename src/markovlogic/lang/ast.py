@@ -223,7 +223,7 @@ class SetFeature:
          0.8  all(x, y in SameBib: Title(x, t) ^ Title(y, t))
         -0.3  min(x, y in SameBib: jaccard(x, y, Author, HasWordAuthor))
         -0.1  size(SameBib) >= 10
-        -0.4  distinct(v; x in SameBib: Venue(x, v)) >= 3
+        -0.4  distinct(u; x in SameBib: Venue(x, u)) >= 3
 
     ``variables``: the pair ``(x, y)`` (all, some, most, most_not, count,
     max, min), the member ``(x,)`` (distinct) or ``()`` (size). ``body``: the

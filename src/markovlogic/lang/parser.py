@@ -266,7 +266,7 @@ class MLNBuilder:
                 raise _semantic(f"{kind} ranges over pairs: write two different variables, "
                                 f"{kind}(x, y in {raw.predicate}: ...)", raw.pos)
             if kind == "distinct" and raw.value_var == raw.variables[0]:
-                raise _semantic("distinct counts a variable other than the member's: distinct(v; x in P: ...)",
+                raise _semantic("distinct counts a variable other than the member's: distinct(u; x in P: ...)",
                                 raw.pos)
             body, term = parse_body(raw)
             # the pair (or member) variables take the predicate's type

@@ -44,7 +44,7 @@ _METHOD_OPTIONS = {
     "mira": {"map_method", "C", "init", "max_seconds"},
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
-                   "max_seconds", "average", "start", "init", "trace_every", "inference", "log"},
+                   "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log"},
 }
 
 
@@ -143,12 +143,14 @@ def ground_training(
         from ..distributed.learn import ground_databases
 
         return ground_databases(mln, worlds, queries, current())
+    from .. import progress
     from ..parallel.grounding import ground_network
     from ..parallel.tasks import each
 
     # one training world per thread (DuckDB's queries and the numpy work release the GIL)
-    return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
-                worlds)
+    with progress.task(f"grounding {len(worlds)} training database{'s' if len(worlds) > 1 else ''}"):
+        return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
+                    worlds)
 
 
 def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> "LearnedModel":
@@ -160,8 +162,27 @@ def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> 
     from ..parallel.options import pop_options, using
 
     parallel = pop_options(options)
+    if parallel.on_ray:
+        from ..model import Database
+
+        several = not isinstance(dbs, Database) and len(list(dbs)) > 1
+        if not (options.get("multiple_databases") and several):
+            raise OptionError("ray_address: learning and its inference run on this machine; only the grounding of "
+                              "several training databases (multiple_databases=True, two or more databases) goes "
+                              "to a Ray cluster")
+    from .. import jit
+
+    jit.watch()
+    before = jit.compile_seconds()
     with using(parallel):
-        return _learn_model(mln, dbs, **options)
+        model = _learn_model(mln, dbs, **options)
+    spent = jit.compile_seconds() - before
+    if spent > 0:            # kernel compilation (first run) is not learning time
+        model.result.stats["compile_seconds"] = spent
+        take = min(spent, model.learn_seconds)
+        model.learn_seconds -= take
+        model.ground_seconds = max(0.0, model.ground_seconds - (spent - take))
+    return model
 
 
 def _learn_model(
@@ -229,6 +250,11 @@ def _learn_model(
     if method not in METHODS:
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
+    if (em is not None or hidden) and method not in ("dn", "scg"):
+        # checked before samplerank and piecewise branch off: they would ignore them
+        given = " and ".join(f for f, v in (("--hidden", hidden), (f"--em {em}", em)) if v)
+        raise OptionError(f"{given}: --hidden and --em apply to --method dn or scg (learning with unknown atoms), "
+                          f"not {method}")
     kwargs = _learner_options(method, options)
     if method == "piecewise":
         from .piecewise import PiecewiseOptions, learn_piecewise_model
@@ -348,6 +374,7 @@ def _learn_model(
     if drop_hard:
         learned = _with_hard(learned, original)
         text = learned.to_string()
+    learned.remember_source(text)       # MLN.save writes it as it is (split formulas' comments kept)
     return LearnedModel(
         mln=learned,
         text=text,

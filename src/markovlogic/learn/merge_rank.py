@@ -794,6 +794,28 @@ def pair_layer_parameters(model, mln):
     return names, param, coef, np.array(initial), np.array(learnable, bool), formula_of
 
 
+PAIR_L2 = (0.03, 0.3, 3.0)     # inverse regularisation strengths the pair layer chooses from
+
+
+def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tuple[float, dict]:
+    """The pair layer's regularisation with the best cross-fitted
+    log-likelihood of the candidate pairs' labels (each part scored by the
+    model fit on the others)."""
+    n_params = len(initial)
+    designs = [_pair_design(m, param, coef, n_params) for m in parts]
+    table = {}
+    for l2 in grid:
+        ll = 0.0
+        for k, (x, y) in enumerate(designs):
+            others = [p for j, p in enumerate(parts) if j != k]
+            th = fit_pair_layer(others, param, coef, initial, learnable, l2)
+            s = x @ th
+            ll += float(np.sum(y * s - np.logaddexp(0.0, s)))
+        table[l2] = ll
+    best = max(grid, key=lambda v: (table[v], -v))
+    return best, table
+
+
 def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> np.ndarray:
     """The pair formulas' weights as an L2 logistic regression of "same
     entity" over the candidate pairs of ``models`` (a constant column, the
@@ -932,14 +954,17 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
         else:
             parts = [p for p, _ in held_out_parts(models)]
             parts = [parts[0][0], parts[1][0]]
+        pair_l2, table = choose_pair_l2(parts, param_p, coef_p, init_p, learn_p)
         for k, part in enumerate(parts):
             others = [p for j, p in enumerate(parts) if j != k]
-            th = fit_pair_layer(others, param_p, coef_p, init_p, learn_p)
+            th = fit_pair_layer(others, param_p, coef_p, init_p, learn_p, pair_l2)
             apply_pair_layer(part, th, param_p, coef_p)
-        pair_theta = fit_pair_layer(parts, param_p, coef_p, init_p, learn_p)
-        info_pair = {"pair_layer_parameters": len(names_p), "pair_layer_cross_fitted_parts": len(parts)}
+        pair_theta = fit_pair_layer(parts, param_p, coef_p, init_p, learn_p, pair_l2)
+        info_pair = {"pair_layer_parameters": len(names_p), "pair_layer_cross_fitted_parts": len(parts),
+                     "pair_layer_l2": pair_l2}
         say(f"pair layer: {len(names_p)} formula weights by logistic regression over candidate pairs, "
-            f"cross-fitted over {len(parts)} parts")
+            f"cross-fitted over {len(parts)} parts (regularisation C {pair_l2}: held-out log-likelihood "
+            + ", ".join(f"{k} {v:.1f}" for k, v in table.items()) + ")")
         train_models = parts
     else:
         train_models = models
