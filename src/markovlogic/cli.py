@@ -32,9 +32,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120, "show_default": True},
 )
 
-<<<<<<< HEAD
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "coref")
-=======
 def _version(value: bool) -> None:
     if value:
         from . import __version__
@@ -51,8 +48,7 @@ def _root(
     """markovlogic: Markov logic networks (Alchemy and Tuffy syntax)."""
 
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
->>>>>>> main
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "coref")
 
 for _name in SUBCOMMANDS:
     try:
