@@ -54,6 +54,9 @@ def derive_command(
     max_df: Optional[float] = typer.Option(
         None, "--max-df", help="--records --block: a key is a word of at most this many records (default max(30, 1%))."),
     schema: Optional[Path] = typer.Option(None, "--schema", help="--records: also write the predicate declarations here."),
+    clusters: Optional[str] = typer.Option(
+        None, "--clusters", help="--records: a column naming each record's entity (training data): writes the true "
+                                 "Same(a, b) atoms."),
     template: Optional[Path] = typer.Option(
         None, "--template", help="--records: a model template (examples/er/template.mln) to fill with the fields."),
     model: Optional[Path] = typer.Option(None, "--model", help="--records --template: write the filled model here."),
@@ -90,9 +93,10 @@ def derive_command(
         return
     if records is not None:
         return _records_command(records, id_column, fields, source, block, max_df, schema, output, input, evidence,
-                                template, model)
+                                template, model, clusters)
     for flag, value in (("--id", id_column), ("--fields", fields), ("--source", source), ("--block", block),
-                        ("--max-df", max_df), ("--schema", schema), ("--template", template), ("--model", model)):
+                        ("--max-df", max_df), ("--schema", schema), ("--template", template), ("--model", model),
+                        ("--clusters", clusters)):
         if value is not None:
             raise OptionError(f"{flag} applies with --records")
     if input is None or evidence is None:
@@ -131,7 +135,7 @@ def derive_command(
 
 
 def _records_command(records, id_column, fields, source, block, max_df, schema, output, input, evidence,
-                     template=None, model=None) -> None:
+                     template=None, model=None, clusters=None) -> None:
     from ..derive.records import Field, fill_template, infer_kinds, parse_fields, records_frame, records_to_db_text
     from ..io import write_text_atomic
 
@@ -166,7 +170,7 @@ def _records_command(records, id_column, fields, source, block, max_df, schema, 
         specs = [Field(f.column, inferred.get(f.column), f.predicate) if f.kind is None else f for f in specs]
     text, counts, decls = records_to_db_text(frame, id_column, specs, source=source,
                                              block=split_list(block) if block else None, max_df=max_df,
-                                             where=str(records))
+                                             clusters=clusters, where=str(records))
     write_text_atomic(output, text)
     if schema is not None:
         write_text_atomic(schema, "// written by mln derive --records " + str(records) + "\n" + "\n".join(decls) + "\n")

@@ -139,13 +139,16 @@ def records_frame(path: str | Path):
 
 def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: str | None = None,
                        block: list[str] | None = None, max_df: float | None = None,
-                       where: str = "records") -> tuple[str, dict[str, int], list[str]]:
-    """``(db text, atoms per predicate, declarations)`` of a records table."""
+                       clusters: str | None = None, where: str = "records") -> tuple[str, dict[str, int], list[str]]:
+    """``(db text, atoms per predicate, declarations)`` of a records table.
+    ``clusters``: a column naming each record's entity (training data): the
+    true ``Same(a, b)`` atoms of every two records of one entity (``a < b``)."""
     import pandas as pd
 
     frame = frame.reset_index(drop=True)
     cols = list(frame.columns)
-    for c in [id_column] + [f.column for f in fields] + ([source] if source else []) + list(block or []):
+    for c in [id_column] + [f.column for f in fields] + ([source] if source else []) + list(block or []) + \
+            ([clusters] if clusters else []):
         if c not in cols:
             raise OptionError(f"{where} has no column {c!r} (it has {', '.join(cols)})")
     ids = frame[id_column].astype(str).str.strip()
@@ -212,6 +215,11 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
                  f"{f.predicate}(record, {f.column.lower()})")
             emit(f"{f.predicate}Num", np.flatnonzero(ok), ('"' + t[ok] + '"').to_numpy(),
                  f"{f.predicate}Num(record, number)")
+    text_fields = [f for f in fields if (f.kind or "text") == "text" and f.column in cols]
+    if len(text_fields) >= 2:
+        # all text fields' words together (for cosine over all the text)
+        w = pd.concat([_words(frame[f.column].astype(str)) for f in text_fields]).drop_duplicates()
+        emit("HasWord", w["row"].to_numpy(), ("W_" + w["word"]).to_numpy(), "HasWord(record, word)")
     if block:
         n = len(frame)
         limit = max(30.0, 0.01 * n) if max_df is None else float(max_df)
@@ -223,6 +231,23 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
         df = w.groupby("word")["row"].transform("size")
         w = w[(df >= 2) & (df <= limit)]
         emit("BlockKey", w["row"].to_numpy(), ("W_" + w["word"]).to_numpy(), "BlockKey(record, word)")
+    if clusters:
+        ent = frame[clusters].astype(str).str.strip()
+        if (ent == "").any():
+            row = int(np.flatnonzero((ent == "").to_numpy())[0]) + 2
+            raise EvidenceError(f"record without an entity in column {clusters!r}", file=where, line=row)
+        names = const.to_numpy()
+        order = np.lexsort((ids.to_numpy(), ent.to_numpy()))
+        e_sorted = ent.to_numpy()[order]
+        bounds = np.flatnonzero(e_sorted[1:] != e_sorted[:-1]) + 1
+        pairs = []
+        for part in np.split(order, bounds):
+            if len(part) > 1:
+                i, j = np.triu_indices(len(part), 1)
+                pairs.append("Same(" + names[part[i]] + "," + names[part[j]] + ")")
+        if pairs:
+            parts.append(pd.Series(np.concatenate(pairs)))
+            counts["Same"] = int(sum(len(p) for p in pairs))
     text = "\n".join(pd.concat(parts, ignore_index=True).tolist()) + "\n" if parts else ""
     return text, counts, decls
 
@@ -275,6 +300,7 @@ def fill_template(text: str, fields: list[Field], *, source: bool, declarations:
     lines = text.split("\n")
     out: list[str] = []
     i = 0
+    conditions = {"source": source, "alltext": len(kinds["text"]) >= 2}
 
     def block_end(start: int) -> tuple[int, int | None]:
         depth = 0
@@ -315,13 +341,15 @@ def fill_template(text: str, fields: list[Field], *, source: bool, declarations:
                 k = end + 1
             elif d.startswith("//@ if "):
                 cond = d.split(None, 2)[2].strip()
-                if cond != "source":
-                    raise OptionError(f"{where}:{base + k + 1}: the only condition is '//@ if source'")
+                if cond not in conditions:
+                    raise OptionError(f"{where}:{base + k + 1}: the conditions are "
+                                      + ", ".join(f"'//@ if {c}'" for c in conditions))
                 end, other = block_end(k)
+                holds = conditions[cond]
                 if other is None:
-                    body = lines[k + 1:end] if source else []
+                    body = lines[k + 1:end] if holds else []
                 else:
-                    body = lines[k + 1:other] if source else lines[other + 1:end]
+                    body = lines[k + 1:other] if holds else lines[other + 1:end]
                 res.extend(expand(body, base + k + 1))
                 k = end + 1
             elif d.startswith("//@"):

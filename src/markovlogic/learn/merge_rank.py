@@ -150,16 +150,16 @@ def merge_parameters(model, mln) -> MergeParameters:
     formula_of = {}
     if not model.pair_layer:
         for q, qty in enumerate(model.quantities):
-            if qty.kind != "feature" or qty.formula < 0:
+            key = _param_key(qty)
+            if key is None:
                 continue
-            key = ("formula", qty.formula)
             if key not in keys:
                 keys[key] = len(names)
-                decl = mln.formulas[qty.formula]
+                w, fixed = _initial(qty, mln)
                 names.append(qty.name)
-                initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-                learnable.append(not decl.fixed)
-                formula_of[keys[key]] = qty.formula
+                initial.append(w)
+                learnable.append(not fixed)
+                formula_of[keys[key]] = key
             q_param[q] = keys[key]
             q_coef[q] = qty.sign * qty.scale
     J = len(model.arrays.sf_kind)
@@ -182,6 +182,24 @@ def merge_parameters(model, mln) -> MergeParameters:
         learnable.append(not f.spec.fixed)
     return MergeParameters(names, q_param, q_coef, sf_param, lk_param, np.array(learnable, bool),
                            np.array(initial, np.float64), const, formula_of)
+
+
+def _param_key(qty):
+    """The parameter a pair quantity belongs to: its formula, or its similarity statement."""
+    if qty.kind != "feature":
+        return None
+    if qty.spec is not None:
+        return ("spec", qty.spec)
+    if qty.formula >= 0:
+        return ("formula", qty.formula)
+    return None
+
+
+def _initial(qty, mln) -> tuple[float, bool]:
+    if qty.spec is not None:
+        return float(qty.spec.weight or 0.0), bool(qty.spec.fixed)
+    decl = mln.formulas[qty.formula]
+    return (float(decl.weight) if decl.weight is not None else 0.0), bool(decl.fixed)
 
 
 @nb.njit(cache=True)
@@ -633,23 +651,60 @@ def _train_logistic(worlds, params, epochs, l2, opt, deadline) -> tuple[np.ndarr
     return theta, {"examples": int(sum(len(g) for g in gs)), "walks": int(stats[0])}
 
 
+def _sequence(world, theta, params):
+    """The merge sequence of greedy search run to the end on a training world
+    (``cluster.agglomerative.merge_sequence``): per step its score and the
+    co-referent and total pairs it joins; and the initial state's counts."""
+    from ..cluster.agglomerative import merge_sequence
+    from ..cluster.kernels import init_state, make_scratch
+
+    md = world.md
+    set_weights(md, theta, params.q_param, params.q_coef, params.sf_param, params.lk_param)
+    st, _ = world.model.new_state()
+    init_state(md, st, world.model.initial_labels)
+    sc = make_scratch(md)
+    n = world.model.n
+    deltas = np.zeros(max(n, 1))
+    tps = np.zeros(max(n, 1))
+    pps = np.zeros(max(n, 1))
+    k = merge_sequence(md, st, sc, world.gold, world.n_gold, deltas, tps, pps)
+    tp0, pp0, gp = pair_counts(world.model.initial_labels, world.gold)
+    return deltas[:k], tps[:k], pps[:k], tp0, pp0, gp
+
+
 def _calibrate(worlds, theta, params) -> tuple[np.ndarray, float, float]:
     """The per-cluster constant that maximises pooled training pairwise F1
-    under agglomerative inference (a grid around the learned value)."""
+    under greedy agglomerative inference, exactly: shifting that constant
+    shifts every merge's score alike, so greedy search with the shift takes a
+    prefix of the merges it takes without stopping, one run per world
+    (``merge_sequence``). Of the shifts with the best F1, the middle one."""
     base = _pooled_f1(worlds, theta, params)
     if params.const < 0 or not params.learnable[params.const]:
         return theta, base, 0.0
-    scale = max(1.0, float(np.max(np.abs(theta[params.learnable]))) if params.learnable.any() else 1.0)
-    best = (base, 0.0)
-    for shift in np.concatenate([np.linspace(-2, 2, 17) * scale]):
-        t = theta.copy()
-        t[params.const] += shift
-        f = _pooled_f1(worlds, t, params)
-        if f > best[0] + 1e-12 or (abs(f - best[0]) <= 1e-12 and abs(shift) < abs(best[1])):
-            best = (f, shift)
-    t = theta.copy()
-    t[params.const] += best[1]
-    return t, best[0], best[1]
+    seqs = [_sequence(w, theta, params) for w in worlds]
+    prefix_min = [np.minimum.accumulate(d) if len(d) else d for d, *_ in seqs]
+    values = np.unique(np.concatenate([pm for pm in prefix_min if len(pm)] + [np.zeros(1)]))
+    # thresholds t: a world merges until the first step whose score is <= t
+    mids = (values[:-1] + values[1:]) / 2.0 if len(values) > 1 else np.zeros(0)
+    thresholds = np.concatenate([[values[0] - 1.0], mids, [values[-1] + 1.0]])
+    tp = np.zeros(len(thresholds))
+    pp = np.zeros(len(thresholds))
+    gp = 0.0
+    for (d, tps, pps, tp0, pp0, g), pm in zip(seqs, prefix_min):
+        ctp = np.concatenate([[0.0], np.cumsum(tps)])
+        cpp = np.concatenate([[0.0], np.cumsum(pps)])
+        stop = len(pm) - np.searchsorted(pm[::-1], thresholds, side="right") if len(pm) else \
+            np.zeros(len(thresholds), np.int64)
+        tp += tp0 + ctp[stop]
+        pp += pp0 + cpp[stop]
+        gp += g
+    f1 = np.where(pp + gp > 0, 2.0 * tp / np.maximum(pp + gp, 1e-300), 1.0)
+    best = f1.max()
+    ties = np.flatnonzero(f1 >= best - 1e-12)
+    t = float(thresholds[ties[len(ties) // 2]])
+    out = theta.copy()
+    out[params.const] += t          # a merge changes the constant's feature by -1: its score drops by t
+    return out, float(best), t
 
 
 def _train(worlds, params, setting, opt, deadline):
@@ -760,14 +815,18 @@ def _pair_design(model, param_of_q, coef_of_q, n_params):
     p_idx = np.flatnonzero(keep)
     i, j = rows[p_idx], cols[p_idx]
     x = np.zeros((len(p_idx), n_params))
-    for col, q in enumerate(md.col_q):
+    if model.pair_terms is not None:
+        vals, col_q, lr_q, lr_coef, lr_u, lr_v = model.pair_terms
+    else:
+        vals, col_q, lr_q, lr_coef, lr_u, lr_v = md.vals, md.col_q, md.lr_q, md.lr_coef, md.lr_u, md.lr_v
+    for col, q in enumerate(col_q):
         k = param_of_q[q]
         if k >= 0:
-            x[:, k] += coef_of_q[q] * md.vals[p_idx, col]
-    for r, q in enumerate(md.lr_q):
+            x[:, k] += coef_of_q[q] * vals[p_idx, col]
+    for r, q in enumerate(lr_q):
         k = param_of_q[q]
         if k >= 0:
-            x[:, k] += coef_of_q[q] * md.lr_coef[r] * (md.lr_u[r, i] * md.lr_v[r, j] + md.lr_u[r, j] * md.lr_v[r, i])
+            x[:, k] += coef_of_q[q] * lr_coef[r] * (lr_u[r, i] * lr_v[r, j] + lr_u[r, j] * lr_v[r, i])
     y = (model.gold_labels[i] == model.gold_labels[j]).astype(np.float64)
     return x, y
 
@@ -780,16 +839,17 @@ def pair_layer_parameters(model, mln):
     coef = np.zeros(Q)
     names, initial, learnable, keys, formula_of = [], [], [], {}, {}
     for q, qty in enumerate(model.quantities):
-        if qty.kind != "feature" or qty.formula < 0:
+        key = _param_key(qty)
+        if key is None:
             continue
-        if qty.formula not in keys:
-            keys[qty.formula] = len(names)
-            decl = mln.formulas[qty.formula]
+        if key not in keys:
+            keys[key] = len(names)
+            w, fixed = _initial(qty, mln)
             names.append(qty.name)
-            initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-            learnable.append(not decl.fixed)
-            formula_of[keys[qty.formula]] = qty.formula
-        param[q] = keys[qty.formula]
+            initial.append(w)
+            learnable.append(not fixed)
+            formula_of[keys[key]] = key
+        param[q] = keys[key]
         coef[q] = qty.sign * qty.scale
     return names, param, coef, np.array(initial), np.array(learnable, bool), formula_of
 
@@ -1018,13 +1078,21 @@ def _learned_mln(mln, model, params: MergeParameters, theta, pair_theta, pair):
     from ..model import MLN
 
     formulas = list(mln.formulas)
-    for k, f in params.formula_of.items():
-        formulas[f] = replace(formulas[f], weight=float(round(theta[k], 6)))
+    features = list(getattr(mln, "set_features", []))
+
+    def put(key, w):
+        kind, what = key
+        if kind == "formula":
+            formulas[what] = replace(formulas[what], weight=float(round(w, 6)))
+        elif what in features:
+            features[features.index(what)] = replace(what, weight=float(round(w, 6)))
+
+    for k, key in params.formula_of.items():
+        put(key, theta[k])
     if pair is not None:
         _, _, formula_of_p = pair
-        for k, f in formula_of_p.items():
-            formulas[f] = replace(formulas[f], weight=float(round(pair_theta[k], 6)))
-    features = list(getattr(mln, "set_features", []))
+        for k, key in formula_of_p.items():
+            put(key, pair_theta[k])
     for j, f in enumerate(model.set_features):
         k = params.sf_param[j]
         if k >= 0 and f.spec in features:
