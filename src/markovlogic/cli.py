@@ -48,7 +48,7 @@ def _root(
     """markovlogic: Markov logic networks (Alchemy and Tuffy syntax)."""
 
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "coref")
 
 for _name in SUBCOMMANDS:
     try:
