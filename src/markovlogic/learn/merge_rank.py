@@ -65,6 +65,7 @@ from ..errors import LearningError, OptionError
 from ..cluster.kernels import apply_merge, members, merge_delta
 
 UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
+MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sampled beyond)
 FOLLOW = {"model": 0, "oracle": 1}
 
 
@@ -660,8 +661,20 @@ def _train_logistic(worlds, params, epochs, l2, opt, deadline) -> tuple[np.ndarr
         g = np.concatenate(gs)
         if len(g) == 0 or not (g > 0).any() or (g > 0).all():
             break
-        theta = _fit_logistic(x, (g > 0).astype(np.float64), np.maximum(np.abs(g), 1.0), l2,
-                              params.learnable, params.initial)
+        w = np.maximum(np.abs(g), 1.0)
+        if len(g) > MAX_EXAMPLES:
+            # every good merge, and a uniform sample of the others weighted up to stand for them all
+            rng = np.random.default_rng(opt.seed + epoch)
+            good = np.flatnonzero(g > 0)
+            bad = np.flatnonzero(g <= 0)
+            k = max(MAX_EXAMPLES - len(good), MAX_EXAMPLES // 4)
+            if k < len(bad):
+                pick = rng.choice(bad, size=k, replace=False)
+                w = w.copy()
+                w[pick] *= len(bad) / k
+                keep = np.concatenate([good, pick])
+                x, g, w = x[keep], g[keep], w[keep]
+        theta = _fit_logistic(x, (g > 0).astype(np.float64), w, l2, params.learnable, params.initial)
         if deadline is not None and time.perf_counter() > deadline:
             break
     return theta, {"examples": int(sum(len(g) for g in gs)), "walks": int(stats[0])}
