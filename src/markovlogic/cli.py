@@ -1,4 +1,4 @@
-"""The ``mln`` command: check, ground, infer, learn, eval, derive.
+"""The ``mln`` command: check, ground, infer, learn, eval, derive, usp.
 
 Each subcommand lives in ``commands/<name>.py`` and exposes ``register(app)``.
 User mistakes (``MarkovLogicError``) are printed as ``file:line:col: message``
@@ -29,7 +29,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "usp")
 
 for _name in SUBCOMMANDS:
     try:
