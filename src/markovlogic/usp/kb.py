@@ -224,12 +224,34 @@ class KnowledgeBase:
             for wd in words:
                 lemma, upos = lex.get(wd.lower(), (wd, "PROPN" if wd[:1].isupper() else "NOUN"))
                 x.append((wd, lemma, upos))
-            vl, vu = lex.get(v.lower(), (v.lower(), "VERB"))
-            if vu not in ("VERB", "AUX"):
-                vu = "VERB"
+            vl, vu = self._verb(v)
             return Question(kind, (v, vl, vu), x, text=t)
         raise QuestionError(f"cannot read the question {text!r}: USP answers \"What does X V?\", \"What Vs X?\", "
                             "\"What is X V-ed by?\" and \"What is V-ed by X?\"")
+
+    def _verb(self, form: str) -> tuple[str, str]:
+        """(lemma, VERB) of a verb form: as the corpus tags it, else the first
+        of form, form - s/es/ed/d/ing that the corpus knows as a verb lemma."""
+        f = form.lower()
+        lex = self.lexicon()
+        hit = lex.get(f)
+        if hit is not None and hit[1] in ("VERB", "AUX"):
+            return hit[0], "VERB"
+        verbs = self.verb_lemmas()
+        for cut in ("", "s", "es", "ed", "d", "ing"):
+            if cut and not f.endswith(cut):
+                continue
+            stem = f[: len(f) - len(cut)] if cut else f
+            for cand in (stem, stem + "e"):
+                if cand in verbs:
+                    return cand, "VERB"
+        return f, "VERB"
+
+    def verb_lemmas(self) -> set[str]:
+        if not hasattr(self, "_verbs"):
+            up = self.q.tok_upos
+            self._verbs = {str(x) for x in self.q.tok_lemma[up == "VERB"].tolist()}
+        return self._verbs
 
     # -------------------------------------------------------------- answering
     def parse_question(self, question: Question):

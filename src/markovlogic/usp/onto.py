@@ -55,7 +55,8 @@ class OntoOptions:
     alpha: float = -5.0            # log prior per parameter slot
     threshold: float = 10.0
     min_parts: int = 5             # clusters smaller than this take no part
-    max_children: int = 40         # children of one abstract cluster
+    max_children: int = 10         # children of one abstract cluster
+    max_types: int = 15            # a cluster's largest argument types take part in alignments
     max_ops: int = 0
     time_limit: float = 0.0
 
@@ -111,6 +112,8 @@ class OntoState:
         self.next_id = -10                          # abstract ids are negative
         self._data: dict[int, tuple[dict, dict, dict]] = {}
         self._keys: dict[int, tuple[set, set, set]] = {}
+        self._base: dict[int, float] = {}
+        self._group: dict[int, float] = {}            # property -> its current group score
 
     # ---------------------------------------------------------------- pieces
     def data(self, t: int) -> tuple[dict, dict, dict]:
@@ -145,6 +148,15 @@ class OntoState:
     @staticmethod
     def _slots(d: dict, held: dict, numbers: bool) -> int:
         return sum(1 for k in d if k not in held and not (numbers and k == 0))
+
+    def base(self, t: int) -> float:
+        hit = self._base.get(t)
+        if hit is None:
+            hit = self._base[t] = self.type_score(t, None)
+        return hit
+
+    def top_types(self, c: int) -> list[int]:
+        return sorted(self.m.types.get(c, []), key=lambda t: (-self.m.T[t], t))[: self.o.max_types]
 
     def type_score(self, t: int, dist: tuple[dict, dict, dict] | None) -> float:
         """Smoothed log-likelihood of type t under a parent distribution (or
@@ -186,11 +198,10 @@ class OntoState:
     def score_abstract(self, c1: int, c2: int) -> tuple[float, list] | None:
         if c1 == c2 or c1 in self.parent or c2 in self.parent or c1 < 0 or c2 < 0:
             return None
-        t1s = [t for t in self.m.types.get(c1, [])]
-        t2s = [t for t in self.m.types.get(c2, [])]
+        t1s, t2s = self.top_types(c1), self.top_types(c2)
         if not t1s or not t2s:
             return None
-        base = {t: self.type_score(t, None) for t in t1s + t2s}
+        base = {t: self.base(t) for t in t1s + t2s}
         used: set[int] = set()
         pairs = []
         total = 0.0
@@ -221,26 +232,31 @@ class OntoState:
             self.pchildren[p] = [ta, tb]
             self.tparent[ta] = self.tparent[tb] = p
             self.pdist[p] = self.prop_dist([ta, tb])
+            self._group[p] = self.group_score([ta, tb])
         return a
 
     # -------------------------------------------------------------- ADDCHILD
     def score_addchild(self, a: int, c: int) -> tuple[float, list] | None:
         if a not in self.children or c in self.parent or c < 0 or len(self.children[a]) >= self.o.max_children:
             return None
-        ts = [t for t in self.m.types.get(c, [])]
+        ts = self.top_types(c)
         if not ts:
             return None
         used: set[int] = set()
         links = []
         total = 0.0
-        for t in sorted(ts, key=lambda t: -self.m.T[t]):
-            base_t = self.type_score(t, None)
+        for t in ts:
+            base_t = self.base(t)
+            kt = self.keys(t)
             best, best_p = 0.0, None
             for p in self.props[a]:
                 if p in used:
                     continue
+                dist = self.pdist[p]
+                if not (kt[0] & dist[0].keys() or kt[1] & dist[1].keys()):
+                    continue                     # nothing in common with the property: skip
                 kids = self.pchildren[p]
-                old = self.group_score(kids)
+                old = self._group[p]
                 new = self.group_score(kids + [t])
                 gain = new - old - base_t
                 if gain > best:
@@ -258,6 +274,7 @@ class OntoState:
             self.pchildren[p].append(t)
             self.tparent[t] = p
             self.pdist[p] = self.prop_dist(self.pchildren[p])
+            self._group[p] = self.group_score(self.pchildren[p])
 
     def ontology(self) -> Ontology:
         return Ontology(parent=dict(self.parent), tparent=dict(self.tparent),
@@ -335,9 +352,10 @@ def learn_ontology(model: USPModel, candidates: list[tuple[int, int]], options: 
             a = op[1]
             new = {a}
         done += 1
-        # new candidates: partners of the abstract cluster's children join it
+        # new candidates: the new children's partners may join the abstract cluster
+        added = [op[1], op[2]] if op[0] == "A" else [op[2]]
         for x in list(new):
-            for child in st.children[x]:
+            for child in added:
                 for y in partners.get(child, ()):
                     if y not in st.parent:
                         r2 = score(("D", x, y))
