@@ -46,8 +46,8 @@ def learn(corpus: QLFCorpus | Iterable[str | Path] | Iterable[Sentence], options
     info = {"usp": stats.as_dict(), "sentences": corpus.n_sentences, "nodes": corpus.n_nodes}
     model = USPModel.from_state(state, options=dict(options.__dict__), stats=info)
     if onto is not None:
-        cands = sorted(set(learner.merge_candidates()) | set(head_pairs(model, onto.min_parts)))
-        _, ostats = learn_ontology(model, cands, onto, progress)
+        heads = head_pairs(model, onto.min_parts)
+        _, ostats = learn_ontology(model, [heads, learner.merge_candidates()], onto, progress)
         info["onto"] = ostats.as_dict()
         info["onto_options"] = dict(onto.__dict__)
     info["seconds"] = time.perf_counter() - t0

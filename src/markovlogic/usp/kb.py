@@ -13,9 +13,17 @@ argument of the type the question asks for. So "bought" answers "acquired"
 when the two are in one cluster, and a passive question finds active
 sentences when the passive subject and the object share an argument type.
 
+With OntoUSP (``ontology=True``) the search also covers the question
+cluster's ISA descendants (thesis §6.5.2) and, because the hierarchy learned
+here has two levels (the question's cluster is usually a leaf), the ISA
+siblings that hold the question's verb in another lambda form (``use`` and
+``use(aux:pass be)``), their types matched through the generic roles.
+
 Deviation: the thesis matches X by subsumption of X's logical form; here X
 matches an argument whose head word has X's head lemma (a cluster of nouns
 would otherwise answer a question about one noun with facts about others).
+By default an answer must be headed by a noun, proper noun or number ("what"
+asks for a thing; a pronoun or an adverb is not an answer).
 """
 
 from __future__ import annotations
@@ -152,11 +160,13 @@ _PATTERNS = [
 class KnowledgeBase:
     """The MAP parses of a model's corpus, indexed for questions."""
 
-    def __init__(self, model: USPModel, ontology: bool = False) -> None:
+    def __init__(self, model: USPModel, ontology: bool = False,
+                 answer_upos: tuple[str, ...] | None = ("NOUN", "PROPN", "NUM")) -> None:
         if model.qlf is None:
             raise QuestionError("the model holds no corpus parses to answer from")
         self.model = model
         self.use_ontology = ontology
+        self.answer_upos = set(answer_upos) if answer_upos else None
         self.parser = Parser(model)
         q = model.qlf
         kb = model.kb
@@ -165,6 +175,7 @@ class KnowledgeBase:
         u = np.nonzero((kb["root"] == np.arange(n)) & (kb["ppart"] >= 0))[0]
         lemma_of_node = np.array([str(x).lower() for x in q.tok_lemma[q.node_tok]], dtype=object)
         self._lemmas, lemma_id = np.unique(lemma_of_node.astype(str), return_inverse=True)
+        self._lemma_of_node = lemma_id
         self._lemma_index = {x: i for i, x in enumerate(self._lemmas.tolist())}
         self.arg_child = u
         self.arg_parent = kb["ppart"][u]
@@ -285,7 +296,13 @@ class KnowledgeBase:
         if lid is None:
             return []
         onto = self.model.ontology
-        clusters = [cq] + (onto.descendants(cq) if self.use_ontology else [])
+        clusters = [cq]
+        if self.use_ontology:
+            clusters += onto.descendants(cq)
+            # the question verb in its other lambda forms (with an auxiliary, a negation, ...): the ISA
+            # siblings whose parts have the verb as head, matched through the generic roles
+            heads = self.head_clusters().get(question.verb[1].lower(), set())
+            clusters += [c for c in onto.siblings(cq) if c in heads and c not in clusters]
         out: list[Answer] = []
         for c in clusters:
             if c == cq:
@@ -297,6 +314,18 @@ class KnowledgeBase:
             for ta, tb in pairs:
                 out += self._lookup(question, c, ta, tb, lid)
         return out
+
+    def head_clusters(self) -> dict[str, set[int]]:
+        """Lemma -> the clusters of the parts headed by a word of that lemma."""
+        if not hasattr(self, "_heads"):
+            kb, q = self.model.kb, self.q
+            r = np.nonzero(kb["root"] == np.arange(len(kb["root"])))[0]
+            lem = self._lemmas[self._lemma_of_node[r]]
+            out: dict[str, set[int]] = {}
+            for x, c in set(zip(lem.tolist(), kb["clust"][r].tolist())):
+                out.setdefault(x, set()).add(int(c))
+            self._heads = out
+        return self._heads
 
     def _lookup(self, question: Question, c: int, tx: int, tq: int, lid: int) -> list[Answer]:
         key = self._key(c, tx, lid)
@@ -313,6 +342,8 @@ class KnowledgeBase:
                 if child == x_child:
                     continue
                 tok = int(q.node_tok[child])
+                if self.answer_upos is not None and str(q.tok_upos[tok]) not in self.answer_upos:
+                    continue                       # "what" asks for a thing: a nominal head
                 s = int(q.sent[child])
                 out.append(Answer(question.text, str(q.tok_lemma[tok]).lower(), self.phrase(tok), q.sent_ids[s], s,
                                   tok - int(q.tok_start[s]) + 1))

@@ -78,6 +78,52 @@ class LearnStats:
 Progress = Callable[[str, LearnStats], None]
 
 
+def neighbour_pairs(clust: np.ndarray, ppart: np.ndarray, n_clusters: int, min_shared: int,
+                    max_partners: int) -> list[tuple[int, int]]:
+    """Pairs of clusters that share at least ``min_shared`` neighbouring
+    clusters (clusters their parts are arguments of, or take as arguments;
+    Poon's code: ``minMCCnt``), each cluster's ``max_partners`` most similar
+    (cosine over the neighbours) kept: the MERGE (and ABSTRACT) candidates.
+    ``clust`` and ``ppart`` are the parse arrays (cluster and parent part of
+    each part root)."""
+    u = np.nonzero(ppart >= 0)[0]
+    if len(u) == 0:
+        return []
+    child = clust[u]
+    parent = clust[ppart[u]]
+    nc = int(n_clusters)
+    rows = np.concatenate([child, parent])
+    feats = np.concatenate([parent * 2, child * 2 + 1])          # "is an argument of X", "takes X as argument"
+    pairs = np.unique(rows * (2 * nc + 2) + feats)
+    rows, feats = pairs // (2 * nc + 2), pairs % (2 * nc + 2)
+    deg = np.bincount(rows, minlength=nc)
+    keep = deg[rows] >= min_shared
+    rows, feats = rows[keep], feats[keep]
+    if len(rows) == 0:
+        return []
+    rid, r_index = np.unique(rows, return_inverse=True)
+    fid, f_index = np.unique(feats, return_inverse=True)
+    B = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (r_index, f_index)), shape=(len(rid), len(fid)))
+    d = np.asarray(B.sum(axis=1)).ravel()
+    out: set[tuple[int, int]] = set()
+    step = 512
+    Bt = B.T.tocsr()
+    for lo in range(0, len(rid), step):
+        S = (B[lo:lo + step] @ Bt).toarray()
+        S[np.arange(S.shape[0]), np.arange(lo, lo + S.shape[0])] = 0
+        cos = S / np.sqrt(np.outer(d[lo:lo + step], d))
+        cos[S < min_shared] = 0
+        k = min(max_partners, cos.shape[1])
+        top = np.argpartition(-cos, k - 1, axis=1)[:, :k] if k < cos.shape[1] else \
+            np.tile(np.arange(cos.shape[1]), (cos.shape[0], 1))
+        ii, jj = np.nonzero(np.take_along_axis(cos, top, axis=1) > 0)
+        a = rid[lo + ii]
+        b = rid[top[ii, jj]]
+        for x, y in zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist()):
+            out.add((x, y))
+    return sorted(out)
+
+
 class Learner:
     def __init__(self, state: USPState, options: USPOptions, progress: Progress | None = None) -> None:
         self.s = state
@@ -105,42 +151,7 @@ class Learner:
     # ------------------------------------------------------------ candidates
     def merge_candidates(self) -> list[tuple[int, int]]:
         s = self.s
-        u = np.nonzero(s.ppart >= 0)[0]
-        if len(u) == 0:
-            return []
-        child = s.clust[u]
-        parent = s.clust[s.ppart[u]]
-        nc = int(s.next_clust)
-        rows = np.concatenate([child, parent])
-        feats = np.concatenate([parent * 2, child * 2 + 1])          # "is an argument of X", "takes X as argument"
-        pairs = np.unique(rows * (2 * nc + 2) + feats)
-        rows, feats = pairs // (2 * nc + 2), pairs % (2 * nc + 2)
-        deg = np.bincount(rows, minlength=nc)
-        keep = deg[rows] >= self.o.min_shared
-        rows, feats = rows[keep], feats[keep]
-        if len(rows) == 0:
-            return []
-        rid, r_index = np.unique(rows, return_inverse=True)
-        fid, f_index = np.unique(feats, return_inverse=True)
-        B = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (r_index, f_index)), shape=(len(rid), len(fid)))
-        d = np.asarray(B.sum(axis=1)).ravel()
-        out: list[tuple[int, int]] = []
-        step = 512
-        Bt = B.T.tocsr()
-        for lo in range(0, len(rid), step):
-            S = (B[lo:lo + step] @ Bt).toarray()
-            S[np.arange(S.shape[0]), np.arange(lo, lo + S.shape[0])] = 0
-            cos = S / np.sqrt(np.outer(d[lo:lo + step], d))
-            cos[S < self.o.min_shared] = 0
-            k = min(self.o.max_partners, cos.shape[1])
-            top = np.argpartition(-cos, k - 1, axis=1)[:, :k] if k < cos.shape[1] else \
-                np.tile(np.arange(cos.shape[1]), (cos.shape[0], 1))
-            for i in range(cos.shape[0]):
-                for j in top[i]:
-                    if cos[i, j] > 0:
-                        a, b = int(rid[lo + i]), int(rid[j])
-                        out.append((min(a, b), max(a, b)))
-        return sorted(set(out))
+        return neighbour_pairs(s.clust, s.ppart, int(s.next_clust), self.o.min_shared, self.o.max_partners)
 
     def compose_candidates(self) -> list[tuple[int, int]]:
         s = self.s

@@ -296,22 +296,38 @@ class OntoStats:
         return dict(self.__dict__)
 
 
-def learn_ontology(model: USPModel, candidates: list[tuple[int, int]], options: OntoOptions | None = None,
+def learn_ontology(model: USPModel, candidates, options: OntoOptions | None = None,
                    progress: Callable[[str], None] | None = None) -> tuple[OntoState, OntoStats]:
     """OntoUSP's ISA search over a learned USP model: ABSTRACT for the
-    candidate pairs of clusters, ADDCHILD of a candidate's partner to the
-    abstract cluster of the other, best first. Sets ``model.ontology``."""
+    candidate pairs of clusters, ADDCHILD of a new child's partners to its
+    abstract cluster, best first. ``candidates`` is a list of pairs, or a
+    list of such lists searched one after the other (phases: the clusters
+    that the first phase links stay linked). Sets ``model.ontology``."""
     o = options or OntoOptions()
     o.check()
+    phases = candidates if candidates and isinstance(candidates[0], list) else [candidates]
     st = OntoState(model, o)
     stats = OntoStats(objective_start=st.objective())
     t0 = time.perf_counter()
     big = {c for c, k in model.n.items() if k >= o.min_parts and model.types.get(c)}
-    partners: dict[int, set[int]] = {}
-    for a, b in candidates:
-        if a in big and b in big and a != b:
-            partners.setdefault(a, set()).add(b)
-            partners.setdefault(b, set()).add(a)
+    done = 0
+    for phase in phases:
+        partners: dict[int, set[int]] = {}
+        for a, b in phase:
+            if a in big and b in big and a != b:
+                partners.setdefault(a, set()).add(b)
+                partners.setdefault(b, set()).add(a)
+        done = _search(st, o, partners, stats, t0, done, progress)
+    stats.seconds = time.perf_counter() - t0
+    stats.objective_end = st.objective()
+    model.ontology = st.ontology()
+    if progress is not None:
+        progress(f"ontology: {stats.abstracts} abstract clusters, {stats.addchildren} children added")
+    return st, stats
+
+
+def _search(st: OntoState, o: OntoOptions, partners: dict, stats: OntoStats, t0: float, done: int,
+            progress) -> int:
     heap: list = []
     seq = 0
 
@@ -326,11 +342,17 @@ def learn_ontology(model: USPModel, candidates: list[tuple[int, int]], options: 
             return st.score_abstract(op[1], op[2])
         return st.score_addchild(op[1], op[2])
 
+    for x, ys in sorted(partners.items()):
+        if x in st.parent:                        # linked by an earlier phase: its partners may join
+            for y in sorted(ys):
+                if y not in st.parent:
+                    r = score(("D", st.parent[x], y))
+                    if r is not None and r[0] > o.threshold:
+                        push(("D", st.parent[x], y), r[0])
     for a, b in sorted({(min(x, y), max(x, y)) for x, ys in partners.items() for y in ys}):
         r = score(("A", a, b))
         if r is not None and r[0] > o.threshold:
             push(("A", a, b), r[0])
-    done = 0
     last = 0.0
     while heap:
         if (o.max_ops and done >= o.max_ops) or (o.time_limit and time.perf_counter() - t0 > o.time_limit):
@@ -345,32 +367,32 @@ def learn_ontology(model: USPModel, candidates: list[tuple[int, int]], options: 
         if op[0] == "A":
             a = st.apply_abstract(op[1], op[2], r[1])
             stats.abstracts += 1
-            new = {a}
+            added = [op[1], op[2]]
         else:
             st.apply_addchild(op[1], op[2], r[1])
             stats.addchildren += 1
             a = op[1]
-            new = {a}
+            added = [op[2]]
         done += 1
-        # new candidates: the new children's partners may join the abstract cluster
-        added = [op[1], op[2]] if op[0] == "A" else [op[2]]
-        for x in list(new):
-            for child in added:
-                for y in partners.get(child, ()):
-                    if y not in st.parent:
-                        r2 = score(("D", x, y))
-                        if r2 is not None and r2[0] > o.threshold:
-                            push(("D", x, y), r2[0])
+        for child in added:                       # the new children's partners may join the abstract cluster
+            for y in partners.get(child, ()):
+                if y not in st.parent:
+                    r2 = score(("D", a, y))
+                    if r2 is not None and r2[0] > o.threshold:
+                        push(("D", a, y), r2[0])
         now = time.perf_counter()
         if progress is not None and now - last > 2.0:
             last = now
             progress(f"ontology: {stats.abstracts} abstract clusters, {stats.addchildren} children added")
-    stats.seconds = time.perf_counter() - t0
-    stats.objective_end = st.objective()
-    model.ontology = st.ontology()
-    if progress is not None:
-        progress(f"ontology: {stats.abstracts} abstract clusters, {stats.addchildren} children added")
-    return st, stats
+    return done
+
+
+def neighbour_pairs_of(model: USPModel, min_shared: int = 10, max_partners: int = 20) -> list[tuple[int, int]]:
+    """USP's MERGE candidates (shared neighbours) from a learned model's parses."""
+    from .learn import neighbour_pairs
+
+    kb = model.kb
+    return neighbour_pairs(kb["clust"], kb["ppart"], int(max(model.n, default=0)) + 1, min_shared, max_partners)
 
 
 def head_pairs(model: USPModel, min_parts: int = 5) -> list[tuple[int, int]]:
