@@ -6,7 +6,15 @@ for every sentence root part, the root weight of its cluster; for every
 argument, the argument-form and argument-cluster weights of its type; for
 every part and every argument type of its cluster, the number weight of how
 many of its arguments have that type. A value the model never saw scores
-``UNSEEN`` (a log-probability floor), so every parse has a finite score.
+``UNSEEN`` (a log-probability floor), except an argument form a type never
+saw: that type cannot take the argument (weight -inf, as a zero count is in
+the MLN; Poon's parser, too, offers an argument only the types holding its
+form). The unseen type every cluster has (``VIRTUAL``) takes any argument at
+``UNSEEN``, so every parse has a finite score; with OntoUSP, smoothing gives a
+type the argument forms its abstract property holds. (Measured on the dev
+questions: flooring unseen forms too lets the number formula put a passive
+argument into a verb's subject or object slot, 233 correct answers at 84.7 %
+instead of 204 at 88.7 %.)
 
 The thesis searches for the MAP parse by hill-climbing over lambda
 reductions and assigns each argument its best type independently. Here the
@@ -80,9 +88,10 @@ class Weights:
         return _w(self.m.w_root(c))
 
     def aform(self, t: int, f: int) -> float:
-        if t == VIRTUAL or f < 0:
+        if t == VIRTUAL:
             return UNSEEN
-        return _w(self.m.w_aform(t, f))
+        x = self.m.w_aform(t, f) if f >= 0 else None
+        return -np.inf if x is None else x      # a type takes only the argument forms it has seen
 
     def aclust(self, t: int, c: int) -> float:
         if c == WILDCARD:
