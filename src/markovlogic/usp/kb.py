@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..errors import MarkovLogicError
 from ..text.conllu import read_conllu_lines
@@ -173,8 +174,9 @@ class KnowledgeBase:
         self.q = q
         n = len(kb["root"])
         u = np.nonzero((kb["root"] == np.arange(n)) & (kb["ppart"] >= 0))[0]
-        lemma_of_node = np.array([str(x).lower() for x in q.tok_lemma[q.node_tok]], dtype=object)
-        self._lemmas, lemma_id = np.unique(lemma_of_node.astype(str), return_inverse=True)
+        lemma_of_node = pd.Series([str(x).lower() for x in q.tok_lemma[q.node_tok]], dtype=object)
+        lemma_id, uniq = pd.factorize(lemma_of_node, sort=True)
+        self._lemmas = np.asarray(uniq, dtype=object)
         self._lemma_of_node = lemma_id
         self._lemma_index = {x: i for i, x in enumerate(self._lemmas.tolist())}
         self.arg_child = u

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from ..text.conllu import Sentence, TextError
 
@@ -58,7 +59,8 @@ class Vocab:
     def _ids(self, strings, table, index) -> np.ndarray:
         if len(strings) == 0:
             return np.zeros(0, dtype=np.int32)
-        uniq, inverse = np.unique(strings.astype(str), return_inverse=True)
+        # factorize the objects (astype(str) would make a fixed-width array as wide as the longest string)
+        inverse, uniq = pd.factorize(pd.Series(strings, dtype=object), sort=True)
         ids = np.empty(len(uniq), dtype=np.int32)
         for k, s in enumerate(uniq.tolist()):       # one entry per distinct string
             i = index.get(s)
