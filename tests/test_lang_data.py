@@ -34,9 +34,12 @@ def _groups() -> list[tuple[str, list[Path], list[Path], Path | None]]:
             groups.append((f"alchemy/{mln.stem}", [mln], [], None))
     for mln in sorted(DATA.glob("thebeast/*.mln")):
         groups.append((f"thebeast/{mln.stem}", [mln], [], None))
-    for schema in sorted(DATA.glob("*/schema.mln")):
+    for schema in sorted(DATA.glob("*/schema.mln")) + sorted(DATA.glob("er/*/schema.mln")):
+        name = schema.parent.relative_to(DATA).as_posix()
         for db in sorted(schema.parent.glob("fold*/*.db")):
-            groups.append((f"{schema.parent.name}/{db.parent.name}/{db.stem}", [schema], [db], None))
+            groups.append((f"{name}/{db.parent.name}/{db.stem}", [schema], [db], None))
+        for db in sorted(schema.parent.glob("*.db")):
+            groups.append((f"{name}/{db.stem}", [schema], [db], None))
     return groups
 
 

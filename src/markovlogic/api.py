@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .checks import check_databases, check_model, check_sampling_options
+from .checks import check_databases, check_model, check_sampling_options, check_world_arguments
 from .errors import OptionError
 from .ground.network import GroundNetwork
 from .infer import EXACT_DEFAULT_SECONDS
@@ -184,6 +184,7 @@ def ground_model(
 
     check_model(mln)
     check_databases(db)
+    check_world_arguments(closed, open_, db_path)
     return ground_network(
         mln,
         _as_list(db),
@@ -221,11 +222,24 @@ def map_inference(
     fields) runs lazy MaxWalkSAT (the default method then), which grounds
     only the clauses its search can reach (``infer/lazy/maxwalksat.py``).
     """
+    from . import jit
     from .parallel.options import pop_options, using
 
+    check_world_arguments(closed, open_, db_path)
     if method is None:
-        method = "maxwalksat" if options.get("lazy") not in (None, False) else "ilp"
+        lazy_on = options.get("lazy") not in (None, False)
+        if not lazy_on:
+            # models over clusterings (declared equivalences, set-level features): agglomerative, as the CLI
+            from .cluster.api import default_method
+
+            try:
+                method = default_method(mln, normalize_queries(mln, queries), True)
+            except Exception:       # bad queries: reported below with the method's own checks
+                method = None
+        method = method or ("maxwalksat" if lazy_on else "ilp")
     parallel = pop_options(options)
+    jit.watch()
+    before = jit.compile_seconds()
     if parallel.on_ray and method not in CLUSTER_METHODS and method != "cpi":
         if options.get("lazy") not in (None, False):
             raise OptionError("lazy inference runs on one machine; drop --lazy or --ray-address")
@@ -234,11 +248,14 @@ def map_inference(
         check_model(mln)
         check_databases(db)
         check_sampling_options(options)
-        return distributed_map(mln, _as_list(db), normalize_queries(mln, queries), method=method, closed=closed,
-                               open_=open_, db_path=db_path, parallel=parallel, **options)
-    with using(parallel):
-        return _map_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
-                              **options)
+        answer = distributed_map(mln, _as_list(db), normalize_queries(mln, queries), method=method, closed=closed,
+                                 open_=open_, db_path=db_path, parallel=parallel, **options)
+    else:
+        with using(parallel):
+            answer = _map_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
+                                    **options)
+    jit.book(answer, before)
+    return answer
 
 
 def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **options) -> MapAnswer:
@@ -256,8 +273,11 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         # mh over the clusterings of equivalence predicates; on other models mh
         # runs over the atoms of the ground network (infer/mh.py)
         if method == "agglomerative" or clusters_queried(mln, normalize_queries(mln, queries)):
-            return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                               closed=closed, open_=open_, db_path=db_path, **options)
+            from . import progress
+
+            with progress.task(f"MAP over clusterings ({method})"):
+                return cluster_map(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                   closed=closed, open_=open_, db_path=db_path, **options)
     _no_set_features(mln, method)
     hard_weight = options.pop("hard_weight", None)
     if hard_weight is not None:
@@ -268,6 +288,9 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
             raise OptionError(f"hard_weight must be a positive number, got {hard_weight!r}")
     if method in ("ilp", "cpi", "cpsat") and "max_seconds" not in options:
         options["max_seconds"] = EXACT_DEFAULT_SECONDS
+    from .jit import Stages
+
+    stages = Stages()
     start = time.perf_counter()
     if method == "cpi":
         from .infer.cpi import cpi_map
@@ -278,7 +301,7 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         )
     else:
         net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
-        ground_seconds = time.perf_counter() - start
+        ground_seconds = stages.lap()          # kernel compilation (first run) booked apart
         from .parallel.map import solve_map_parallel
         from .parallel.options import current
 
@@ -298,7 +321,10 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
                 net, "maxwalksat", {"max_seconds": max(0.1, float(options["max_seconds"]))}, current()))
         else:
             check_memory(net, method)
-            result = solve_map_parallel(net, method, options, current())
+            from . import progress
+
+            with progress.task(f"MAP ({method}) on {net.n_atoms:,} atoms, {net.n_clauses:,} clauses"):
+                result = solve_map_parallel(net, method, options, current())
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
             result.stats["hard_violated"] = result.hard_violated
@@ -314,7 +340,13 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
                 result.score, result.cost = net.score(world), net.cost(world)
                 result.stats["ties_set_false"] = flipped
         net = hard_net          # names and hard flags of the model as written
-    total = time.perf_counter() - start
+    if method == "cpi":
+        total = time.perf_counter() - start
+        infer_seconds = total - ground_seconds      # jit.book takes compile time out (map_inference)
+    else:
+        infer_seconds = stages.lap()
+        if stages.compile > 0:
+            result.stats["compile_seconds"] = stages.compile
     return MapAnswer(
         network=net,
         world=result.world,
@@ -326,7 +358,7 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         bound=result.bound,
         gap=result.gap,
         ground_seconds=ground_seconds,
-        infer_seconds=total - ground_seconds,
+        infer_seconds=infer_seconds,
         stats=dict(result.stats),
     )
 
@@ -348,9 +380,13 @@ def marginal_inference(
     ``lazy=True`` (or a dict of :class:`~markovlogic.infer.lazy.LazyOptions`
     fields) runs lazy MC-SAT over the active atoms (``infer/lazy/mcsat.py``).
     """
+    from . import jit
     from .parallel.options import pop_options, using
 
+    check_world_arguments(closed, open_, db_path)
     parallel = pop_options(options)
+    jit.watch()
+    before = jit.compile_seconds()
     if parallel.on_ray and method in ("mcsat", "gibbs"):
         if options.get("lazy") not in (None, False):
             raise OptionError("lazy inference runs on one machine; drop --lazy or --ray-address")
@@ -362,11 +398,14 @@ def marginal_inference(
         check_sampling_options(options)
         check_options(method, options)
         _no_set_features(mln, method)
-        return distributed_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                                     closed=closed, open_=open_, db_path=db_path, parallel=parallel, **options)
-    with using(parallel):
-        return _marginal_inference(mln, db, queries, method=method, closed=closed, open_=open_, db_path=db_path,
-                                   **options)
+        answer = distributed_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                       closed=closed, open_=open_, db_path=db_path, parallel=parallel, **options)
+    else:
+        with using(parallel):
+            answer = _marginal_inference(mln, db, queries, method=method, closed=closed, open_=open_,
+                                         db_path=db_path, **options)
+    jit.book(answer, before)
+    return answer
 
 
 def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **options) -> Marginals:
@@ -384,27 +423,39 @@ def _marginal_inference(mln, db, queries, *, method, closed, open_, db_path, **o
         from .cluster.api import cluster_marginals, clusters_queried
 
         if clusters_queried(mln, normalize_queries(mln, queries)):
-            return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
-                                     closed=closed, open_=open_, db_path=db_path, **options)
+            from . import progress
+
+            with progress.task("marginals over clusterings (mh)"):
+                return cluster_marginals(mln, _as_list(db), normalize_queries(mln, queries), method=method,
+                                         closed=closed, open_=open_, db_path=db_path, **options)
 
     check_options(method, options)
     _no_set_features(mln, method)
 
-    start = time.perf_counter()
+    from .jit import Stages
+
+    stages = Stages()
     net = ground_model(mln, db, queries, closed=closed, open_=open_, db_path=db_path)
-    ground_seconds = time.perf_counter() - start
+    ground_seconds = stages.lap()          # kernel compilation (first run) booked apart
     from .infer.plan import check_memory
 
     check_memory(net, method)
-    result = solve_marginals_parallel(net, method, options, current())
+    from . import progress
+
+    with progress.task(f"marginals ({method}) on {net.n_atoms:,} atoms, {net.n_clauses:,} clauses"):
+        result = solve_marginals_parallel(net, method, options, current())
+    infer_seconds = stages.lap()
+    stats = dict(result.stats)
+    if stages.compile > 0:
+        stats["compile_seconds"] = stages.compile
     return Marginals(
         network=net,
         probabilities=result.probabilities,
         method=method,
         samples=result.samples,
         ground_seconds=ground_seconds,
-        infer_seconds=time.perf_counter() - start - ground_seconds,
-        stats=dict(result.stats),
+        infer_seconds=infer_seconds,
+        stats=stats,
     )
 
 
@@ -420,8 +471,11 @@ def _lazy_map(mln, db, queries, method, closed, open_, db_path, lazy, options) -
         raise OptionError("hard_weight is not supported with lazy MAP inference; drop --lazy to soften hard clauses")
     options.pop("hard_weight", None)
     start = time.perf_counter()
-    result, held, setup = lazy_map(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
-                                   open_=open_, db_path=db_path, lazy=opts, **options)
+    from . import progress
+
+    with progress.task(f"lazy MAP ({method})"):
+        result, held, setup = lazy_map(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                       open_=open_, db_path=db_path, lazy=opts, **options)
     if result.hard_violated == 0:
         from .infer.settle import settle_false
 
@@ -445,8 +499,11 @@ def _lazy_marginals(mln, db, queries, method, closed, open_, db_path, lazy, opti
     opts = lazy_options(lazy)
     _no_set_features(mln, method)
     start = time.perf_counter()
-    result, held, setup = lazy_marginals(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
-                                         open_=open_, db_path=db_path, lazy=opts, **options)
+    from . import progress
+
+    with progress.task(f"lazy marginals ({method})"):
+        result, held, setup = lazy_marginals(mln, _as_list(db), normalize_queries(mln, queries), closed=closed,
+                                             open_=open_, db_path=db_path, lazy=opts, **options)
     return Marginals(network=held, probabilities=result.probabilities, method=method, samples=result.samples,
                      ground_seconds=setup, infer_seconds=time.perf_counter() - start - setup,
                      stats=dict(result.stats))

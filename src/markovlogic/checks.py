@@ -74,6 +74,21 @@ def check_databases(db) -> None:
     raise ArgumentTypeError(f"expected a Database or a list of Databases, got {type(db).__name__}")
 
 
+def check_world_arguments(closed=(), open_=(), db_path=None) -> None:
+    """``closed``/``open_``: predicate names (a str, comma-separated, or a
+    sequence of str); ``db_path``: None or a path (str or pathlib.Path)."""
+    for name, value in (("closed", closed), ("open_", open_)):
+        if value is None or isinstance(value, str):
+            continue
+        if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+            continue
+        raise ArgumentTypeError(f"{name} must be predicate names (a str or a list of str), got "
+                                f"{type(value).__name__} {value!r:.80}")
+    if db_path is not None and not isinstance(db_path, (str, Path)):
+        raise ArgumentTypeError(f"db_path must be a path (str or pathlib.Path) or None, got "
+                                f"{type(db_path).__name__} {db_path!r:.80}")
+
+
 def check_sampling_options(options: dict) -> None:
     """Seeds, time limits and sample counts that every method shares."""
     if "seed" in options and options["seed"] is not None:

@@ -18,16 +18,35 @@ import time
 import warnings
 
 import typer
-from rich.console import Console
 
+from .commands.common import LazyConsole
 from .errors import MarkovLogicError
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="markovlogic: Markov logic networks (Alchemy and Tuffy syntax).",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # plain click help: wrapped to the terminal (at most 120 columns), never cut, defaults shown;
+    # rich's panels truncated option names at 80 columns and ate '[ray]' as markup
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120, "show_default": True},
 )
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"mln (markovlogic) {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
+                                 help="Print the version and exit."),
+) -> None:
+    """markovlogic: Markov logic networks (Alchemy and Tuffy syntax)."""
+
 
 SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "usp")
 
@@ -40,7 +59,11 @@ for _name in SUBCOMMANDS:
         continue
     _module.register(app)
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+for _info in app.registered_commands:       # the whole first sentence in `mln --help`, not 45 characters
+    if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
+        _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
+
+err_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 INTERRUPTED = 130          # exit status after Ctrl-C (128 + SIGINT), as shells report it
 
 
@@ -50,16 +73,23 @@ def main(argv: list[str] | None = None) -> int:
     afterwards, so calls from Python do not leak into each other."""
     from dataclasses import replace
 
-    from . import resources
-    from .logic import limits
-
-    saved = replace(limits.LIMITS), resources._limit
+    # the settings are snapshot only where their modules are loaded already
+    # (importing them costs what `mln --help` should not); a module loaded by
+    # the command itself is reset to its defaults afterwards
+    limits = sys.modules.get("markovlogic.logic.limits")
+    resources = sys.modules.get("markovlogic.resources")
+    saved_limits = replace(limits.LIMITS) if limits is not None else None
+    saved_memory = resources._limit if resources is not None else None
     previous = _watch_interrupts()
     try:
         return _main(argv)
     finally:
-        limits.LIMITS.__dict__.update(saved[0].__dict__)
-        resources._limit = saved[1]
+        limits = sys.modules.get("markovlogic.logic.limits")
+        if limits is not None:
+            limits.LIMITS.__dict__.update((saved_limits or limits.Limits()).__dict__)
+        resources = sys.modules.get("markovlogic.resources")
+        if resources is not None:
+            resources._limit = saved_memory
         _Interrupts.handled = True       # the run is over: no watchdog may end the process now
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -123,12 +153,18 @@ def _main(argv: list[str] | None = None) -> int:
     from .commands.infer import rewrite_alchemy_argv
 
     argv = rewrite_alchemy_argv(sys.argv[1:] if argv is None else list(argv))
+    from . import jit
+
+    jit.on_first_compile(lambda: err_console.print(jit.NOTICE, markup=False))
     # numerical warnings of numpy and numba internals are not for the user of the
     # command line (values are checked where they enter: weights, options)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     warnings.showwarning = _show_warning
     try:
-        code = app(args=argv, standalone_mode=False, prog_name="mln")
+        from . import progress
+
+        with progress.terminal(err_console if sys.stderr.isatty() else None):
+            code = app(args=argv, standalone_mode=False, prog_name="mln")
         if code == INTERRUPTED:          # typer turns KeyboardInterrupt into Exit(130)
             return _report_interrupt()
         sys.stdout.flush()

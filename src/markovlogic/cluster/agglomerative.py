@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import OptionError
 from .chain import run, seed_rng
-from .kernels import apply_merge, merge_delta, total_score
+from .kernels import apply_merge, members, merge_delta, total_score
 from .mh import ClusterAnswer, _initial_labels
 from .model import ClusterModel
 
@@ -34,7 +34,9 @@ from .model import ClusterModel
 class AgglomerativeOptions:
     """Options of greedy agglomerative MAP (``mln infer --map --method
     agglomerative``): ``polish_steps`` greedy MH proposals after the merges
-    (default ``20 * n``), ``seed`` for them, ``max_seconds``."""
+    (default ``20 * n``; none for a model with linkage features, whose
+    weights were trained for the merges alone), ``seed`` for them,
+    ``max_seconds``."""
 
     polish_steps: int | None = None
     seed: int = 0
@@ -124,7 +126,9 @@ def agglomerative_map(model: ClusterModel, options: AgglomerativeOptions | None 
     score = np.array([total_score(md, st, sc.wq)])
     best = score.copy()
     best_labels = st.label.copy()
-    polish = opt.polish_steps if opt.polish_steps is not None else 20 * max(model.n, 1)
+    # a model with linkage features scores merges: its search is the merges alone (what it was trained for)
+    default_polish = 0 if getattr(model, "link_features", None) else 20 * max(model.n, 1)
+    polish = opt.polish_steps if opt.polish_steps is not None else default_polish
     stats = np.zeros((5, 2), np.int64)
     if polish and (opt.max_seconds is None or merge_seconds < opt.max_seconds):
         seed_rng(int(opt.seed))
@@ -132,7 +136,87 @@ def agglomerative_map(model: ClusterModel, options: AgglomerativeOptions | None 
         run(md, st, sc, polish, probs, 0.0, 0.0, score, best, best_labels, stats)
     st2, sc2 = model.new_state(best_labels)
     exact = float(total_score(md, st2, sc2.wq))
+    if getattr(model, "link_features", None) and not polish:
+        exact = float(gain)     # linkage features score merges: the clustering's score is its merges' sum
     info = {"merges": int(merges), "merge_gain": float(gain), "merge_seconds": merge_seconds,
             "polish_steps": int(polish), "polish_accepted": int(stats[:, 1].sum()),
             "seconds": time.perf_counter() - start, "clusters": int(st2.counts[0])}
     return ClusterAnswer(model, best_labels, exact, info)
+
+
+@nb.njit(cache=True)
+def _gain_pairs(st, A, B, gold, cnt, buf):
+    """(co-referent cross pairs, cross pairs) of merging clusters ``A`` and ``B``."""
+    ka = members(st, A, buf)
+    for t in range(ka):
+        cnt[gold[buf[t]]] += 1
+    kb = members(st, B, buf[ka:])
+    tp = 0.0
+    for t in range(kb):
+        tp += cnt[gold[buf[ka + t]]]
+    for t in range(ka):
+        cnt[gold[buf[t]]] = 0
+    return tp, float(ka) * float(kb)
+
+
+@nb.njit(cache=True)
+def merge_sequence(md, st, sc, gold, n_gold, deltas, tps, pps):
+    """Greedy agglomerative search run to the end: the best merge is taken
+    whatever its score (hard constraints still hold), and each step's score,
+    co-referent pairs joined and pairs joined are recorded. Greedy MAP with
+    every merge's score shifted by ``s`` takes exactly the prefix before the
+    first step whose score is at most ``-s``: one run scores every shift of
+    the per-cluster constant. Returns the number of merges."""
+    n = md.n
+    version = np.zeros(n, np.int64)
+    seen = np.full(n, -1, np.int64)
+    cnt = np.zeros(max(n_gold, 1), np.int64)
+    buf = np.zeros(n + 1, np.int64)
+    heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+    heap.pop()
+    stamp = 0
+    for t in range(st.counts[0]):
+        K = st.active[t]
+        stamp += 1
+        seen[K] = stamp
+        i = st.head[K]
+        while i >= 0:
+            for p in range(md.indptr[i], md.indptr[i + 1]):
+                L = st.label[md.indices[p]]
+                if L <= K or seen[L] == stamp:
+                    continue
+                seen[L] = stamp
+                d = merge_delta(md, st, sc, K, L)
+                if d > -np.inf:
+                    heapq.heappush(heap, (-d, K, L, version[K], version[L]))
+            i = st.nxt[i]
+    k = 0
+    while len(heap) > 0:
+        negd, a, b, va, vb = heapq.heappop(heap)
+        if version[a] != va or version[b] != vb or st.size[a] == 0 or st.size[b] == 0:
+            continue
+        d = merge_delta(md, st, sc, a, b)
+        tp, pp = _gain_pairs(st, a, b, gold, cnt, buf)
+        deltas[k] = d
+        tps[k] = tp
+        pps[k] = pp
+        k += 1
+        K = apply_merge(md, st, sc, a, b)
+        gone = b if K == a else a
+        version[K] += 1
+        version[gone] += 1
+        stamp += 1
+        seen[K] = stamp
+        i = st.head[K]
+        while i >= 0:
+            for p in range(md.indptr[i], md.indptr[i + 1]):
+                L = st.label[md.indices[p]]
+                if L == K or seen[L] == stamp:
+                    continue
+                seen[L] = stamp
+                d2 = merge_delta(md, st, sc, K, L)
+                if d2 > -np.inf:
+                    x, y = (K, L) if K < L else (L, K)
+                    heapq.heappush(heap, (-d2, x, y, version[x], version[y]))
+            i = st.nxt[i]
+    return k

@@ -34,6 +34,8 @@ import numpy as np
 SF_ALL, SF_SOME, SF_MOST, SF_MOST_NOT, SF_MAX, SF_MIN, SF_SIZE, SF_DISTINCT, SF_COUNT = range(9)
 # comparison operators of thresholded features (OP_NONE: the value itself)
 OP_NONE, OP_EQ, OP_LT, OP_GT, OP_LE, OP_GE, OP_NE = range(7)
+# linkage features: aggregates over the cross pairs of a merge (see setfeatures.py)
+LK_SUM, LK_MAX, LK_MIN, LK_MEAN, LK_FRAC, LK_COUNT = range(6)
 
 
 class ModelArrays(NamedTuple):
@@ -61,6 +63,11 @@ class ModelArrays(NamedTuple):
     hard_cannot_q: int       # quantity counting co-clustered cannot-link pairs (-1: none)
     hard_must_q: int         # quantity counting co-clustered must-link pairs (-1: none)
     must_total: float        # number of must-link pairs
+    lk_kind: np.ndarray      # int64[K]: linkage feature kinds (LK_*)
+    lk_col: np.ndarray       # int64[K]: value column of the aggregated term (-1: 1 per candidate pair; -2: 0)
+    lk_neg: np.ndarray       # int64[K]: 1 when fraction/count take the condition's complement
+    w_lk: np.ndarray         # float64[K]
+    cand_col: int            # indicator column of the candidate pairs (-1: every linked pair is one)
 
 
 class StateArrays(NamedTuple):
@@ -397,17 +404,89 @@ class Scratch(NamedTuple):
     cmn: np.ndarray
     wq: np.ndarray       # float64[Q]: work array for within sums
     out: np.ndarray      # float64[4]: edge weights etc.
-    dphi: np.ndarray     # float64[Q + J]: feature change of the last proposal evaluated
+    dphi: np.ndarray     # float64[Q + J + K]: feature change of the last proposal evaluated
+    lk: np.ndarray       # float64[K, 2, 3]: per linkage feature and cross-pair set: sum, max, min
+    lkn: np.ndarray      # float64[2]: candidate cross pairs of each set
 
 
 def make_scratch(md: ModelArrays) -> Scratch:
     R, Q, M, A = len(md.lr_q), md.n_q, len(md.num_col), len(md.attr_nval)
+    K = len(md.lk_kind)
     return Scratch(
         np.zeros(3, np.int64), np.zeros((R, 3)), np.zeros((R, 3)), np.zeros((R, 3)),
         np.zeros((Q, 3)), np.full((M, 3), -np.inf), np.full((M, 3), np.inf), np.zeros((A, 3)),
         np.zeros(Q), np.zeros(Q), np.full(M, -np.inf), np.full(M, np.inf), np.zeros(Q), np.zeros(4),
-        np.zeros(Q + len(md.sf_kind)),
+        np.zeros(Q + len(md.sf_kind) + K), np.zeros((K, 2, 3)), np.zeros(2),
     )
+
+
+# ---------------------------------------------------------------- linkage features
+#
+# A linkage feature scores a merge by an aggregate over the *cross pairs* of
+# the two clusters it joins (the pairs with one member in each): the sum, max,
+# min or mean of a pair term (the pair layer's score, a similarity) over the
+# candidate cross pairs, or the fraction / number of cross pairs satisfying a
+# condition. A split scores minus the merge of its two parts; a move of ``i``
+# from ``A`` to ``B`` scores the merge of ``{i}`` with ``B`` minus that of
+# ``{i}`` with ``A \ {i}``. They are features of the change, not of a
+# clustering (Factorie's templates score diffs): merge-based search and its
+# learner use them; a clustering's probability does not.
+
+
+@nb.njit(cache=True, inline="always")
+def _lk_reset(md, sc, slot):
+    for k in range(len(md.lk_kind)):
+        sc.lk[k, slot, 0] = 0.0
+        sc.lk[k, slot, 1] = -np.inf
+        sc.lk[k, slot, 2] = np.inf
+    sc.lkn[slot] = 0.0
+
+
+@nb.njit(cache=True, inline="always")
+def _lk_add(md, sc, slot, p):
+    """Add the linked pair at CSR entry ``p`` to cross-pair set ``slot``."""
+    if md.cand_col >= 0 and md.vals[p, md.cand_col] <= 0.0:
+        return
+    sc.lkn[slot] += 1.0
+    for k in range(len(md.lk_kind)):
+        c = md.lk_col[k]
+        v = 1.0 if c == -1 else (md.vals[p, c] if c >= 0 else 0.0)
+        sc.lk[k, slot, 0] += v
+        if v > sc.lk[k, slot, 1]:
+            sc.lk[k, slot, 1] = v
+        if v < sc.lk[k, slot, 2]:
+            sc.lk[k, slot, 2] = v
+
+
+@nb.njit(cache=True)
+def lk_value(md, sc, slot, k, ncross):
+    """Value of linkage feature ``k`` on cross-pair set ``slot`` of ``ncross`` pairs."""
+    kind = md.lk_kind[k]
+    cnt = sc.lkn[slot]
+    total = sc.lk[k, slot, 0]
+    if kind == LK_SUM:
+        return total
+    if kind == LK_MAX:
+        return sc.lk[k, slot, 1] if cnt > 0 else 0.0
+    if kind == LK_MIN:
+        return sc.lk[k, slot, 2] if cnt > 0 else 0.0
+    if kind == LK_MEAN:
+        return total / cnt if cnt > 0 else 0.0
+    if kind == LK_FRAC:
+        if ncross <= 0:
+            return 0.0
+        v = total / ncross
+        return 1.0 - v if md.lk_neg[k] else v
+    if md.lk_neg[k]:
+        return ncross - total
+    return total
+
+
+@nb.njit(cache=True, inline="always")
+def _lk_into(md, sc, slot, sign, ncross):
+    base = md.n_q + len(md.sf_kind)
+    for k in range(len(md.lk_kind)):
+        sc.dphi[base + k] += sign * lk_value(md, sc, slot, k, ncross)
 
 
 @nb.njit(cache=True)
@@ -437,11 +516,11 @@ def _state_phi_into(md, st, sc, c, sign):
 
 @nb.njit(cache=True)
 def _dphi_pairs(md, sc, sign):
-    """``sc.dphi[:Q] = sign * sc.cq``; the set-level part zeroed."""
+    """``sc.dphi[:Q] = sign * sc.cq``; the set-level and linkage parts zeroed."""
     Q = md.n_q
     for q in range(Q):
         sc.dphi[q] = sign * sc.cq[q]
-    for j in range(len(md.sf_kind)):
+    for j in range(len(md.sf_kind) + len(md.lk_kind)):
         sc.dphi[Q + j] = 0.0
 
 
@@ -452,8 +531,11 @@ def _weighted(md, sc):
     d = 0.0
     for q in range(Q):
         d += md.w_q[q] * sc.dphi[q]
-    for j in range(len(md.sf_kind)):
+    J = len(md.sf_kind)
+    for j in range(J):
         d += md.w_sf[j] * sc.dphi[Q + j]
+    for k in range(len(md.lk_kind)):
+        d += md.w_lk[k] * sc.dphi[Q + J + k]
     return d
 
 
@@ -509,6 +591,9 @@ def cross_clusters(md, st, sc, A, B):
         X, Y = B, A
     S = md.vals.shape[1]
     ew = 0.0
+    K = len(md.lk_kind)
+    if K > 0:
+        _lk_reset(md, sc, 0)
     i = st.head[X]
     while i >= 0:
         di = _inv_deg(md, i)
@@ -517,6 +602,8 @@ def cross_clusters(md, st, sc, A, B):
             if st.label[j] != Y:
                 continue
             ew += di + _inv_deg(md, j)
+            if K > 0:
+                _lk_add(md, sc, 0, p)
             for col in range(S):
                 sc.cs[md.col_q[col]] += md.vals[p, col]
             for m in range(len(md.num_col)):
@@ -573,6 +660,8 @@ def merge_delta(md, st, sc, A, B):
         _slot_phi_into(md, sc, 0, 1.0)
         _state_phi_into(md, st, sc, A, -1.0)
         _state_phi_into(md, st, sc, B, -1.0)
+    if len(md.lk_kind) > 0:
+        _lk_into(md, sc, 0, 1.0, float(st.size[A]) * float(st.size[B]))
     return _weighted(md, sc)
 
 
@@ -617,6 +706,9 @@ def _side_summaries(md, st, sc, c, k):
     for q in range(md.n_q):
         sc.cs[q] = 0.0
     ew = 0.0
+    K = len(md.lk_kind)
+    if K > 0:
+        _lk_reset(md, sc, 0)
     for t in range(k):
         i = st.buf[t]
         s = st.side[i]
@@ -642,6 +734,8 @@ def _side_summaries(md, st, sc, c, k):
                 ew += _inv_deg(md, i) + _inv_deg(md, j)
                 for col in range(S):
                     sc.cs[md.col_q[col]] += md.vals[p, col]
+                if K > 0:
+                    _lk_add(md, sc, 0, p)
     sc.out[0] = ew
     for q in range(md.n_q):
         sc.cq[q] = sc.cs[q]
@@ -672,6 +766,8 @@ def split_delta(md, st, sc, c, k):
         _slot_phi_into(md, sc, 0, 1.0)
         _slot_phi_into(md, sc, 1, 1.0)
         _state_phi_into(md, st, sc, c, -1.0)
+    if len(md.lk_kind) > 0:
+        _lk_into(md, sc, 0, -1.0, float(sc.size[0]) * float(sc.size[1]))
     return _weighted(md, sc)
 
 
@@ -746,15 +842,23 @@ def move_delta(md, st, sc, i, B):
         sc.cmn[m] = np.inf
     nb_b = 0.0
     nb_a = 0.0
+    K = len(md.lk_kind)
+    if K > 0:
+        _lk_reset(md, sc, 0)
+        _lk_reset(md, sc, 1)
     for p in range(md.indptr[i], md.indptr[i + 1]):
         j = md.indices[p]
         l = st.label[j]
         if l == A:
             nb_a += 1.0
+            if K > 0:
+                _lk_add(md, sc, 0, p)
             for col in range(S):
                 sc.wq[md.col_q[col]] += md.vals[p, col]
         elif l == B and B >= 0:
             nb_b += 1.0
+            if K > 0:
+                _lk_add(md, sc, 1, p)
             for col in range(S):
                 sc.cs[md.col_q[col]] += md.vals[p, col]
             for m in range(M):
@@ -825,6 +929,10 @@ def move_delta(md, st, sc, i, B):
         _state_phi_into(md, st, sc, A, -1.0)
         if B >= 0:
             _state_phi_into(md, st, sc, B, -1.0)
+    if K > 0:
+        _lk_into(md, sc, 0, -1.0, float(st.size[A] - 1))
+        if B >= 0:
+            _lk_into(md, sc, 1, 1.0, float(st.size[B]))
     return _weighted(md, sc)
 
 
@@ -845,3 +953,22 @@ def apply_move(md, st, sc, i, B):
         _write_slot(md, st, sc, 0, A)
         _set_multi(st, A)
     return B
+
+
+@nb.njit(cache=True)
+def pair_scores(indptr, indices, vals, pvals, pcol_q, plr_q, plr_coef, plr_u, plr_v, pw, score_col):
+    """Write the pair layer's score of every linked pair into column
+    ``score_col`` of ``vals``: ``sum_q pw[q] * (N_q(a, b) + N_q(b, a))`` over
+    the pair formulas' quantities, sparse (``pvals``, one column per
+    ``pcol_q``) and low-rank parts."""
+    n = len(indptr) - 1
+    S = pvals.shape[1]
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            s = 0.0
+            for col in range(S):
+                s += pw[pcol_q[col]] * pvals[p, col]
+            for r in range(len(plr_q)):
+                s += pw[plr_q[r]] * plr_coef[r] * (plr_u[r, i] * plr_v[r, j] + plr_u[r, j] * plr_v[r, i])
+            vals[p, score_col] = s

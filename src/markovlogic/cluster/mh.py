@@ -111,10 +111,22 @@ def _initial_labels(model: ClusterModel, init) -> np.ndarray:
     return lab
 
 
+def _refuse_linkage(model: ClusterModel, what: str) -> None:
+    """Linkage features score merges, not clusterings: no distribution to sample."""
+    if getattr(model, "link_features", None):
+        from ..errors import OptionError
+
+        spec = model.link_features[0].spec
+        raise OptionError(f"{spec.describe()} scores merges, not clusterings, so the model defines no "
+                          f"probability of a clustering for {what}; use --map --method agglomerative (the "
+                          "default), the search it was trained for")
+
+
 def mh_map(model: ClusterModel, options: MHOptions | None = None, progress=None) -> ClusterAnswer:
     """The best clustering found by the chain (greedy, fixed temperature or
     annealing), over ``restarts`` runs."""
     opt = (options or MHOptions()).check()
+    _refuse_linkage(model, "MAP by Metropolis-Hastings")
     n = model.n
     steps = opt.steps if opt.steps is not None else 200 * max(n, 1)
     md = model.arrays
@@ -180,6 +192,7 @@ def mh_marginals(model: ClusterModel, options: MHOptions | None = None, progress
     Up to :data:`DENSE_MARGINALS` mentions every pair is tracked; beyond, the
     linked pairs (the sparse pair graph) only."""
     opt = (options or MHOptions()).check()
+    _refuse_linkage(model, "marginals")
     n = model.n
     md = model.arrays
     probs = opt.probs

@@ -33,7 +33,8 @@ from ..lang.ast import Query
 from ..logic.clauses import ClauseTemplate
 from ..model import MLN, Database
 from ..store.store import EvidenceStore
-from .kernels import ModelArrays, Scratch, StateArrays, init_state, make_scratch, total_score, feature_vector
+from .kernels import (ModelArrays, Scratch, StateArrays, feature_vector, init_state, make_scratch, pair_scores,
+                      total_score)
 from .pairs import PairCompiler, PairTerms, is_equivalence_axiom
 
 
@@ -50,6 +51,7 @@ class Quantity:
     kind: str = "feature"        # feature, relation, numeric, listed, must, cannot, truth
     sign: float = 1.0            # +1: the formula's literal of the predicate is positive
     scale: float = 1.0           # the clause's share of its formula's weight (weight_scale)
+    spec: object = None          # the similarity(...) statement of a valued pair feature
 
 
 @dataclass
@@ -65,6 +67,13 @@ class ClusterModel:
     stats: dict = field(default_factory=dict)
     truth_q: int = -1                # quantity of the training truth's co-clustered pairs (truth=True)
     gold_labels: np.ndarray | None = None   # the training truth's clusters (truth=True)
+    link_features: list = field(default_factory=list)   # compiled linkage features (setfeatures.CompiledLinkFeature)
+    pair_layer: bool = False         # pair formulas define score(x, y) and count only through linkage features
+    pair_weights: np.ndarray | None = None  # float64[Q]: the pair layer's weight per quantity
+    score_col: int = -1              # value column of the pair score (pair layer)
+    candidate_pairs: int = -1        # declared candidate pairs (unordered; -1: none declared)
+    pair_terms: tuple | None = None  # pair layer: (vals, col_q, lr_q, lr_coef, lr_u, lr_v) of its formulas, kept
+                                     # out of the kernel arrays (they count through the score column only)
 
     @property
     def n(self) -> int:
@@ -106,16 +115,38 @@ class ClusterModel:
         return out
 
     def weights(self) -> np.ndarray:
-        return np.concatenate([self.arrays.w_q, self.arrays.w_sf])
+        """Quantities (the pair layer's weights when there is one), then set-level
+        features, then linkage features."""
+        wq = self.pair_weights if self.pair_layer else self.arrays.w_q
+        return np.concatenate([wq, self.arrays.w_sf, self.arrays.w_lk])
 
     def with_weights(self, w: np.ndarray) -> "ClusterModel":
-        """The same model with new weights (quantities, then set features)."""
+        """The same model with new weights (laid out as :meth:`weights`)."""
+        from dataclasses import replace
+
         w = np.asarray(w, dtype=np.float64)
-        Q = self.arrays.n_q
-        arrays = self.arrays._replace(w_q=w[:Q].copy(), w_sf=w[Q:].copy())
-        return ClusterModel(self.predicate, self.type_name, self.mention_ids, self.mention_names,
-                            self.quantities, self.set_features, arrays, self.initial_labels, dict(self.stats),
-                            self.truth_q, self.gold_labels)
+        Q, J = self.arrays.n_q, len(self.arrays.sf_kind)
+        K = len(self.arrays.w_lk)
+        if len(w) == Q + J:
+            w = np.concatenate([w, self.arrays.w_lk])
+        if len(w) != Q + J + K:
+            raise ValueError(f"expected {Q + J + K} weights, got {len(w)}")
+        if self.pair_layer:
+            arrays = self.arrays._replace(vals=self.arrays.vals.copy(), w_sf=w[Q:Q + J].copy(),
+                                          w_lk=w[Q + J:].copy())
+            out = replace(self, arrays=arrays, stats=dict(self.stats), pair_weights=w[:Q].copy())
+            out.refresh_scores()
+            return out
+        arrays = self.arrays._replace(w_q=w[:Q].copy(), w_sf=w[Q:Q + J].copy(), w_lk=w[Q + J:].copy())
+        return replace(self, arrays=arrays, stats=dict(self.stats))
+
+    def refresh_scores(self) -> None:
+        """Recompute the pair score column from the pair layer's weights."""
+        if self.score_col >= 0 and self.pair_terms is not None:
+            vals, col_q, lr_q, lr_coef, lr_u, lr_v = self.pair_terms
+            md = self.arrays
+            pair_scores(md.indptr, md.indices, md.vals, vals, col_q, lr_q, lr_coef, lr_u, lr_v,
+                        self.pair_weights, self.score_col)
 
     # ------------------------------------------------------------ answers
     def clusters(self, labels: np.ndarray) -> list[list[str]]:
@@ -237,7 +268,7 @@ def build_cluster_model(
     clustered by their own models; a formula over one of them and this
     predicate is refused, one over them alone is theirs."""
     from ..logic.cnf import compile_mln
-    from .setfeatures import compile_set_features, declared_set_features
+    from .setfeatures import compile_link_features, compile_pair_values, compile_set_features, declared_set_features
 
     decl = mln.predicates.get(predicate)
     if decl is None:
@@ -254,6 +285,12 @@ def build_cluster_model(
     kw = {} if max_sparse is None else {"max_sparse": max_sparse}
     compiler = PairCompiler(store, predicate, describe=describe, **kw)
     n = compiler.n
+    specs = list(declared_set_features(mln, predicate)) + list(set_features)
+    cand_specs = [f for f in specs if f.kind == "candidates"]
+    if len(cand_specs) > 1:
+        raise MLNSemanticError(f"{cand_specs[1].describe()}: {predicate} declares its candidate pairs twice "
+                               f"(first at {cand_specs[0].describe()})")
+    cand_mask, cand_table = declare_candidates(cand_specs[0], compiler, store, mln) if cand_specs else (None, None)
     names_all = store.constant_names()
     mention_names = [names_all[i] for i in compiler.domain]
     quantities: list[Quantity] = []
@@ -284,14 +321,18 @@ def build_cluster_model(
             raise MLNSemanticError(
                 f"{describe(t)}: a formula with several {predicate} atoms that is not reflexivity, symmetry "
                 "or transitivity is not supported by inference over clusterings (use cpi)")
+        compiler.restrict_to = None if t.hard else cand_table     # soft pair features: candidate pairs only
         sign, terms = compiler.compile(t)
+        compiler.restrict_to = None
         if t.hard:
-            if terms.lowrank:
+            if terms.lowrank and sign > 0:
                 raise MLNSemanticError(
-                    f"{describe(t)}: a hard formula over {predicate} must hold for few pairs (it links or "
-                    "separates pairs the evidence relates); this one constrains almost every pair")
+                    f"{describe(t)}: a hard formula that links {predicate} pairs must hold for few pairs (pairs "
+                    "the evidence relates); this one would link almost every pair")
             (must_terms if sign > 0 else cannot_terms).append(terms)
             continue
+        if cand_mask is not None and terms.sparse is not None:
+            terms.sparse = terms.sparse.multiply(cand_mask).tocsr()
         quantities.append(Quantity(name=describe(t), terms=terms, weight=float(t.weight or 0.0) * sign,
                                    template=i, formula=t.formula_index, sign=float(sign),
                                    scale=float(t.weight_scale)))
@@ -302,18 +343,48 @@ def build_cluster_model(
         must.sparse = (must.sparse + (t_.sparse > 0).astype(np.float64)).tocsr()
     cannot = _indicator_terms(n, ca, cb)
     for t_ in cannot_terms:
-        cannot.sparse = (cannot.sparse + (t_.sparse > 0).astype(np.float64)).tocsr()
+        # a count of the formula's false groundings per pair (>= 0): the co-clustered sum is 0 iff no pair
+        # breaks it, low-rank parts included (a hard cross-block exclusion is blocking)
+        cannot.lowrank.extend(t_.lowrank)
+        if t_.sparse is not None:
+            cannot.sparse = (cannot.sparse + t_.sparse).tocsr()
+    # valued pair features similarity(x, y in P: T), on candidate pairs
+    value_specs = [f for f in specs if f.kind == "similarity" and not getattr(f, "link", False)]
+    quantities.extend(compile_pair_values(value_specs, store, compiler, mln, allow_unweighted=truth))
     # set-level features: declared in the MLN and given from Python
-    specs = list(declared_set_features(mln, predicate)) + list(set_features)
     compiled_sf, extra_q = compile_set_features(specs, store, compiler, mln, describe, allow_unweighted=truth)
     quantities.extend(extra_q)
+    link_specs = [f for f in specs if getattr(f, "link", False)]
+    compiler.restrict_to = cand_table          # linkage features read candidate pairs only
+    compiled_lk, extra_lk = compile_link_features(link_specs, store, compiler, mln, allow_unweighted=truth)
+    compiler.restrict_to = None
+    quantities.extend(extra_lk)
+    pair_layer = any(f.source == "score" for f in compiled_lk)
+    score_q = cand_q = -1
+    if pair_layer:
+        pattern = None
+        for q in quantities:
+            if q.kind == "feature" and q.terms.sparse is not None and q.terms.sparse.nnz:
+                m = (abs(q.terms.sparse) > 0).astype(np.float64)
+                pattern = m if pattern is None else pattern + m
+        if cand_mask is not None:
+            pattern = cand_mask if pattern is None else pattern + cand_mask
+        if pattern is None:
+            pattern = sp.csr_matrix((n, n))
+        pattern = ((pattern + pattern.T) > 0).astype(np.float64).tocsr()
+        pattern.setdiag(0.0)
+        pattern.eliminate_zeros()
+        score_q = len(quantities)
+        quantities.append(Quantity("pair score", PairTerms(n, [], pattern), 0.0, kind="score"))
+    if cand_mask is not None:
+        cand_q = len(quantities)
+        quantities.append(Quantity("candidate pairs", PairTerms(n, [], cand_mask), 0.0, kind="candidates"))
     hard_must_q = hard_cannot_q = -1
     if must.sparse.nnz:
         must.sparse.data[:] = 1.0
         hard_must_q = len(quantities)
         quantities.append(Quantity("must-link", must, 0.0, kind="must"))
-    if cannot.sparse.nnz:
-        cannot.sparse.data[:] = 1.0
+    if cannot.sparse.nnz or cannot.lowrank:
         hard_cannot_q = len(quantities)
         quantities.append(Quantity("cannot-link", cannot, 0.0, kind="cannot"))
     truth_q = -1
@@ -326,21 +397,128 @@ def build_cluster_model(
         gold = gold.astype(np.int64)
         truth_q = len(quantities)
         quantities.append(Quantity("training truth", _cluster_indicator(gold), 0.0, kind="truth"))
-    arrays = assemble_arrays(n, quantities, compiled_sf, hard_must_q, hard_cannot_q)
+    if pair_layer:
+        # the pair formulas count through score(x, y) only
+        pair_weights = np.array([q.weight if q.kind == "feature" else 0.0 for q in quantities], np.float64)
+        for q in quantities:
+            if q.kind == "feature":
+                q.weight = 0.0
+    arrays = assemble_arrays(n, quantities, compiled_sf, hard_must_q, hard_cannot_q, compiled_lk, cand_q)
     # initial clustering: singletons, with must-linked mentions together
     g = sp.coo_matrix((np.ones(len(ma)), (ma, mb)), shape=(n, n))
     if must.sparse.nnz:
         g = g + must.sparse
     _, initial = connected_components(g, directed=False)
     store.close()
-    return ClusterModel(
+    model = ClusterModel(
         predicate=predicate, type_name=compiler.type_name, mention_ids=np.asarray(compiler.domain),
         mention_names=mention_names, quantities=quantities, set_features=compiled_sf, arrays=arrays,
         initial_labels=initial.astype(np.int64),
         stats={"mentions": n, "pair_features": sum(q.kind == "feature" for q in quantities),
-               "set_features": len(compiled_sf), "linked_pairs": int((arrays.indptr[-1]) // 2)},
-        truth_q=truth_q, gold_labels=gold,
+               "set_features": len(compiled_sf), "linkage_features": len(compiled_lk),
+               "linked_pairs": int((arrays.indptr[-1]) // 2)},
+        truth_q=truth_q, gold_labels=gold, link_features=compiled_lk, pair_layer=pair_layer,
+        pair_weights=pair_weights if pair_layer else None,
+        score_col=_column_of(quantities, arrays, score_q) if pair_layer else -1,
+        candidate_pairs=int(cand_mask.nnz // 2) if cand_mask is not None else -1,
     )
+    if cand_mask is not None:
+        model.stats["candidate_pairs"] = int(cand_mask.nnz // 2)
+    if truth and cand_mask is not None and gold is not None:
+        model.stats["blocking_recall"] = blocking_recall(cand_mask, gold)
+    if pair_layer:
+        _split_pair_terms(model)
+    model.refresh_scores()
+    return model
+
+
+def _split_pair_terms(model: ClusterModel) -> None:
+    """Move the pair formulas' columns and low-rank terms out of the kernel
+    arrays into ``model.pair_terms``: with a pair layer they count through the
+    score column only, and every merge would otherwise sum them for nothing."""
+    md = model.arrays
+    is_feature = np.array([q.kind == "feature" for q in model.quantities], np.bool_)
+    fcols = np.flatnonzero(is_feature[md.col_q]) if len(md.col_q) else np.zeros(0, np.int64)
+    keep = np.flatnonzero(~is_feature[md.col_q]) if len(md.col_q) else np.zeros(0, np.int64)
+    remap = np.full(len(md.col_q), -1, np.int64)
+    remap[keep] = np.arange(len(keep))
+    flr = np.flatnonzero(is_feature[md.lr_q]) if len(md.lr_q) else np.zeros(0, np.int64)
+    klr = np.flatnonzero(~is_feature[md.lr_q]) if len(md.lr_q) else np.zeros(0, np.int64)
+    model.pair_terms = (np.ascontiguousarray(md.vals[:, fcols]), md.col_q[fcols].copy(), md.lr_q[flr].copy(),
+                        md.lr_coef[flr].copy(), np.ascontiguousarray(md.lr_u[flr]),
+                        np.ascontiguousarray(md.lr_v[flr]))
+
+    def col(c):
+        return int(remap[c]) if c >= 0 else int(c)
+
+    model.arrays = md._replace(
+        vals=np.ascontiguousarray(md.vals[:, keep]) if len(keep) else np.zeros((len(md.indices), 0)),
+        col_q=md.col_q[keep].copy(), num_col=np.array([col(c) for c in md.num_col], np.int64),
+        lr_q=md.lr_q[klr].copy(), lr_coef=md.lr_coef[klr].copy(),
+        lr_u=np.ascontiguousarray(md.lr_u[klr]) if len(klr) else np.zeros((0, md.n)),
+        lr_v=np.ascontiguousarray(md.lr_v[klr]) if len(klr) else np.zeros((0, md.n)),
+        lk_col=np.array([col(c) for c in md.lk_col], np.int64), cand_col=col(md.cand_col))
+    model.score_col = col(model.score_col)
+
+
+def _column_of(quantities, arrays: ModelArrays, q: int) -> int:
+    """The value column of quantity ``q`` (-1: it has no sparse part)."""
+    cols = np.flatnonzero(arrays.col_q == q)
+    return int(cols[0]) if len(cols) else -1
+
+
+def blocking_recall(cand_mask: sp.csr_matrix, gold: np.ndarray) -> float:
+    """The share of the truth's co-clustered pairs that are candidate pairs."""
+    order = np.argsort(gold, kind="stable")
+    _, counts = np.unique(gold, return_counts=True)
+    total = float(np.sum(counts * (counts - 1) / 2))
+    if total == 0:
+        return 1.0
+    coo = sp.triu(cand_mask, k=1).tocoo()
+    hit = float(np.sum(gold[coo.row] == gold[coo.col]))
+    return hit / total
+
+
+MAX_CANDIDATES = 50_000_000      # candidate pairs a declaration may produce
+
+
+def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) -> tuple[sp.csr_matrix, str]:
+    """The candidate pairs of ``candidates(x, y in P: condition)``: a symmetric
+    indicator over mention positions; every similarity of the store is then
+    computed over these pairs only (``SimilarityTables.restrict``)."""
+    from ..ground.similarity import tables_of
+    from .setfeatures import _body_conditions, _err
+
+    x, y = spec.variables
+    known = {x: compiler.type_name, y: compiler.type_name}
+    conds = _body_conditions(spec, spec.body, mln, store, known)
+    terms = compiler.compile_conditions(x, y, conds, spec.describe())
+    n = compiler.n
+    m = terms.sparse if terms.sparse is not None else sp.csr_matrix((n, n))
+    for c, u, v in terms.lowrank:
+        # a product of two sides (x's condition times y's): as pairs when they are few
+        su, sv = np.flatnonzero(u), np.flatnonzero(v)
+        if len(su) * len(sv) > MAX_CANDIDATES:
+            raise _err(spec, f"the candidate pairs must be few (pairs the evidence relates, such as records "
+                             f"sharing a rare word); this condition holds for {len(su) * len(sv):,} pairs")
+        r, q = np.meshgrid(su, sv, indexing="ij")
+        m = m + sp.coo_matrix((c * np.outer(u[su], v[sv]).ravel(), (r.ravel(), q.ravel())), shape=(n, n)).tocsr()
+    m = ((abs(m) + abs(m).T) > 0).astype(np.float64).tocsr()
+    m.setdiag(0.0)
+    m.eliminate_zeros()
+    coo = m.tocoo()
+    ids = np.asarray(compiler.domain, np.int64)
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": ids[coo.row].astype(np.int32), "b": ids[coo.col].astype(np.int32)})
+    table = f"cand_{abs(hash(spec.predicate)) % 10_000}"
+    store.con.register("_cand_frame", frame)
+    try:
+        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT a, b FROM _cand_frame")
+    finally:
+        store.con.unregister("_cand_frame")
+    tables_of(store).restrict(compiler.type_name, table)
+    return m, table
 
 
 def _labels(store: EvidenceStore, predicate: str, positions: np.ndarray):
@@ -372,8 +550,8 @@ def _cluster_indicator(labels: np.ndarray) -> PairTerms:
     return PairTerms(n, [], m)
 
 
-def assemble_arrays(n: int, quantities: list[Quantity], compiled_sf, hard_must_q: int, hard_cannot_q: int
-                    ) -> ModelArrays:
+def assemble_arrays(n: int, quantities: list[Quantity], compiled_sf, hard_must_q: int, hard_cannot_q: int,
+                    compiled_lk=(), cand_q: int = -1) -> ModelArrays:
     """The kernel arrays: one symmetric CSR over the union of the quantities'
     sparse parts (a value column per sparse quantity and per numeric value),
     the low-rank terms, weights and set-level feature descriptors."""
@@ -391,7 +569,7 @@ def assemble_arrays(n: int, quantities: list[Quantity], compiled_sf, hard_must_q
             lr_v.append(v)
         if t.sparse is not None and t.sparse.nnz:
             m = t.sparse
-            if qty.kind == "numeric":
+            if qty.kind in ("numeric", "linkterm", "score", "candidates"):
                 sym = m.maximum(m.T).tocoo()          # a value per unordered pair
             else:
                 sym = (m + m.T).tocoo()               # N(a,b) + N(b,a)
@@ -423,6 +601,17 @@ def assemble_arrays(n: int, quantities: list[Quantity], compiled_sf, hard_must_q
     R = len(lr_q)
     sfa = sf_arrays(compiled_sf, quantities, numeric_cols, n)
     num_col = np.array([c for _, c in numeric_cols], np.int64)
+    col_of = {q: c for c, q in enumerate(col_q)}
+    score_q = next((q for q, qty in enumerate(quantities) if qty.kind == "score"), -1)
+    lk_col = []
+    for f in compiled_lk:
+        if f.source == "linked":
+            lk_col.append(-1)
+        elif f.source == "score":
+            lk_col.append(col_of.get(score_q, -1))
+        else:
+            q = next(k for k, qty in enumerate(quantities) if qty is f.quantity)
+            lk_col.append(col_of.get(q, -2))           # -2: no pair has a value (the term is 0)
     # a 'numeric' quantity's column holds values, not counts: it still adds into
     # its quantity (which no weight reads); the kernels read it through num_col
     return ModelArrays(
@@ -437,4 +626,64 @@ def assemble_arrays(n: int, quantities: list[Quantity], compiled_sf, hard_must_q
         attr_indptr=sfa["attr_indptr"], attr_vals=sfa["attr_vals"], attr_nval=sfa["attr_nval"],
         hard_cannot_q=hard_cannot_q, hard_must_q=hard_must_q,
         must_total=0.0,
+        lk_kind=np.array([f.kind for f in compiled_lk], np.int64),
+        lk_col=np.array(lk_col, np.int64),
+        lk_neg=np.array([1 if f.neg else 0 for f in compiled_lk], np.int64),
+        w_lk=np.array([f.weight for f in compiled_lk], np.float64),
+        cand_col=col_of.get(cand_q, -1) if cand_q >= 0 else -1,
     )
+
+
+def subset_model(model: ClusterModel, idx: np.ndarray) -> ClusterModel:
+    """The model restricted to the mentions ``idx`` (their pairs, low-rank
+    terms and attributes; gold labels and the initial clustering kept): a
+    held-out part of a training world."""
+    from dataclasses import replace
+
+    idx = np.sort(np.asarray(idx, np.int64))
+    md = model.arrays
+    n = md.n
+    pos = np.full(n, -1, np.int64)
+    pos[idx] = np.arange(len(idx))
+    rows = np.repeat(np.arange(n), np.diff(md.indptr))
+    keep = (pos[rows] >= 0) & (pos[md.indices.astype(np.int64)] >= 0)
+    new_rows = pos[rows[keep]]
+    indptr = np.zeros(len(idx) + 1, np.int64)
+    np.add.at(indptr, new_rows + 1, 1)
+    indptr = np.cumsum(indptr)
+    indices = pos[md.indices[keep].astype(np.int64)].astype(np.int32)
+    A = len(md.attr_nval)
+    if A:
+        aptr = np.zeros((A, len(idx) + 1), np.int64)
+        avals = []
+        offset = 0
+        for a in range(A):
+            starts, ends = md.attr_indptr[a, idx], md.attr_indptr[a, idx + 1]
+            lens = ends - starts
+            vals = np.concatenate([md.attr_vals[s:e] for s, e in zip(starts, ends)]) if len(idx) else \
+                np.zeros(0, np.int64)
+            aptr[a] = offset + np.concatenate([[0], np.cumsum(lens)])
+            offset += len(vals)
+            avals.append(vals)
+        attr_vals = np.concatenate(avals).astype(np.int64) if avals else np.zeros(0, np.int64)
+    else:
+        aptr = np.zeros((0, len(idx) + 1), np.int64)
+        attr_vals = md.attr_vals
+    arrays = md._replace(n=len(idx), indptr=indptr, indices=indices, vals=np.ascontiguousarray(md.vals[keep]),
+                         lr_u=np.ascontiguousarray(md.lr_u[:, idx]), lr_v=np.ascontiguousarray(md.lr_v[:, idx]),
+                         w_q=md.w_q.copy(), w_sf=md.w_sf.copy(), w_lk=md.w_lk.copy(),
+                         attr_indptr=aptr, attr_vals=attr_vals)
+    pair_terms = model.pair_terms
+    if pair_terms is not None:
+        pv, pcq, plq, plc, plu, plv = pair_terms
+        pair_terms = (np.ascontiguousarray(pv[keep]), pcq, plq, plc, np.ascontiguousarray(plu[:, idx]),
+                      np.ascontiguousarray(plv[:, idx]))
+    _, initial = np.unique(model.initial_labels[idx], return_inverse=True)
+    gold = None
+    if model.gold_labels is not None:
+        _, gold = np.unique(model.gold_labels[idx], return_inverse=True)
+        gold = gold.astype(np.int64)
+    return replace(model, mention_ids=model.mention_ids[idx], mention_names=[model.mention_names[i] for i in idx],
+                   arrays=arrays, initial_labels=initial.astype(np.int64), gold_labels=gold,
+                   stats=dict(model.stats), pair_weights=None if model.pair_weights is None
+                   else model.pair_weights.copy(), pair_terms=pair_terms)

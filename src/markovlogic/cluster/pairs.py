@@ -58,6 +58,8 @@ from ..logic.equivalence import is_equivalence_axiom  # noqa: F401  (used by clu
 
 MAX_INCLUSION_EXCLUSION = 5        # linking must-be-false conditions per template (2^k queries)
 DEFAULT_MAX_SPARSE = 200_000_000   # pair rows one sparse query may return
+MAX_LOWRANK_VALUES = 32            # a join through a variable with at most this many values: low-rank terms
+LOWRANK_MIN_PAIRS = 100_000       # ... and would join more pairs than this (else the sparse join is cheap)
 
 
 @dataclass(frozen=True)
@@ -135,10 +137,12 @@ def similarity_cond(c: Comparison, required: bool, predicates, describe: str) ->
         raise MLNSemanticError(f"{describe}: unsupported comparison {op!r} of a similarity")
     thr = float(constant_number(constant_value(right.name)))
     call = parse_similarity(left, predicates)
-    if _holds(op, 0.0, thr):
+    if _holds(op, call.absent, thr):
         # true for unrelated pairs (dense): keep the complement, sparse, and flip the requirement
         if op == "=":
-            op = ">"        # similarities are >= 0: not (s = 0) is s > 0
+            # similarities are >= 0: not (s = 0) is s > 0; a difference listed is below the absent value
+            op = ">" if call.absent == 0.0 else "<"
+            thr = 0.0 if call.absent == 0.0 else call.absent
         else:
             op = _NEGATE[op]
         required = not required
@@ -160,6 +164,7 @@ class PairCompiler:
         self.n = len(self.domain)
         self.max_sparse = max_sparse
         self.describe = describe or (lambda t: "a template")
+        self.restrict_to: str | None = None   # a table (a, b) of candidate pairs that sparse queries keep to
 
     # ------------------------------------------------------------ analysis
     def conditions(self, t: ClauseTemplate) -> tuple[str, str, int, list[Cond]]:
@@ -284,7 +289,8 @@ class PairCompiler:
         pair = None
         for comp, cs in groups:
             if x in comp and y in comp:
-                pair = self._pair_counts(what, x, y, cs + orphan)
+                split = self._few_valued(x, y, cs + orphan)
+                pair = split if split is not None else self._pair_counts(what, x, y, cs + orphan)
                 orphan = []
             elif x in comp:
                 u = u * self._mention_counts(x, cs)
@@ -296,10 +302,96 @@ class PairCompiler:
             scalar *= self._scalar_count(orphan)
         if scalar == 0.0:
             return
+        if isinstance(pair, list):
+            # a join through a few-valued variable: low-rank terms, scaled by the other components
+            for c, uu, vv in pair:
+                out.lowrank.append((coef * scalar * c, uu * u, vv * v))
+            return
         if pair is not None:
             sparse_parts.append(pair * (coef * scalar))
         elif u.any() and v.any():
             out.lowrank.append((coef * scalar, u, v))
+
+    def _few_valued(self, x: str, y: str, conds: list[Cond]):
+        """Low-rank terms ``[(1, u_v, w_v)]`` of ``N(a, b) = sum_v Nx(a, v) Ny(v, b)``
+        when a variable ``v`` separates ``x`` from ``y`` in the conditions and
+        takes at most ``MAX_LOWRANK_VALUES`` values over many pairs (``Source(x,
+        s) ^ Source(y, s)``: two sources would join half of all pairs); else
+        None (a sparse join)."""
+        if self.restrict_to is not None:
+            return None
+        # "x = y must fail" holds for every pair of distinct mentions (the diagonal is dropped): vacuous here
+        conds = [c for c in conds if not (c.kind == "cmp" and not c.required and c.variables == {x, y}
+                                          and c.comparison.op == "=" and isinstance(c.comparison.left, Var)
+                                          and isinstance(c.comparison.right, Var))]
+        req = [c for c in conds if c.required and c.variables]
+        variables = set().union(*[c.variables for c in conds]) if conds else set()
+        for v in sorted(variables - {x, y}):
+            # the variable graph of the required conditions without v
+            parent: dict[str, str] = {}
+
+            def find(a):
+                while parent.setdefault(a, a) != a:
+                    parent[a] = parent[parent[a]]
+                    a = parent[a]
+                return a
+
+            for c in req:
+                vs = sorted(c.variables - {v})
+                for w in vs[1:]:
+                    parent[find(w)] = find(vs[0])
+            find(x)
+            find(y)
+            if find(x) == find(y):
+                continue
+            side_x = {w for w in variables if w != v and find(w) == find(x)}
+            side_y = {w for w in variables if w != v and find(w) == find(y)}
+            rest = variables - side_x - side_y - {v}
+            xs, ys, ok = [], [], True
+            for c in conds:
+                cv = c.variables - {v}
+                if cv <= side_x | rest and not (cv & side_y):
+                    xs.append(c)
+                elif cv <= side_y:
+                    ys.append(c)
+                else:
+                    ok = False
+                    break
+            if not ok or not any(v in c.variables and c.required and c.kind in ("atom", "sim") for c in xs) \
+                    or not any(v in c.variables and c.required and c.kind in ("atom", "sim") for c in ys):
+                continue
+            sx = self._scope(xs)
+            sy = self._scope(ys)
+            if v not in sx.homes or v not in sy.homes or x not in sx.homes or y not in sy.homes:
+                continue
+            qx = f"SELECT m, val, count(*) AS n FROM ({sx.select_sql([f'{sx.homes[x]} AS m', f'{sx.homes[v]} AS val'])}) q GROUP BY m, val"
+            qy = f"SELECT m, val, count(*) AS n FROM ({sy.select_sql([f'{sy.homes[y]} AS m', f'{sy.homes[v]} AS val'])}) q GROUP BY m, val"
+            stats = self.store.con.execute(
+                f"WITH a AS ({qx}), b AS ({qy}), va AS (SELECT val, sum(n) AS n FROM a GROUP BY val), "
+                f"vb AS (SELECT val, sum(n) AS n FROM b GROUP BY val) "
+                f"SELECT count(*), coalesce(sum(va.n * vb.n), 0) FROM va JOIN vb ON va.val = vb.val").fetchall()[0]
+            n_values, est = int(stats[0]), float(stats[1])
+            if n_values == 0 or n_values > MAX_LOWRANK_VALUES or est <= max(4.0 * self.n, LOWRANK_MIN_PAIRS):
+                return None
+            ra = self._fetch(qx)
+            rb = self._fetch(qy)
+            values = np.intersect1d(np.unique(ra["val"]), np.unique(rb["val"]))
+            terms = []
+            for val in values:
+                u = np.zeros(self.n)
+                w = np.zeros(self.n)
+                sel = ra["val"] == val
+                pos = self.positions[ra["m"][sel].astype(np.int64)]
+                okp = pos >= 0
+                np.add.at(u, pos[okp], ra["n"][sel][okp].astype(np.float64))
+                sel = rb["val"] == val
+                pos = self.positions[rb["m"][sel].astype(np.int64)]
+                okp = pos >= 0
+                np.add.at(w, pos[okp], rb["n"][sel][okp].astype(np.float64))
+                if u.any() and w.any():
+                    terms.append((1.0, u, w))
+            return terms
+        return None
 
     # ------------------------------------------------------------ SQL
     def _scope(self, conds: list[Cond]) -> Scope:
@@ -320,7 +412,7 @@ class PairCompiler:
                     s.conds.append(f"{c_alias}.a{j} = {expr}")
         for c in conds:
             if c.kind == "sim" and c.required:
-                table = tables_of(store).pair_table(c.sim.path)
+                table = tables_of(store).pair_table(c.sim.path, c.sim.family)
                 alias = s.add_from(table, "s")
                 s.conds.append(f"{alias}.{c.sim.column} {c.op} {c.threshold!r}")
                 for col, term in (("a", c.sim.left), ("b", c.sim.right)):
@@ -333,7 +425,7 @@ class PairCompiler:
                 s.home_in_domain(c.var, c.type_name)
         for c in conds:
             if c.kind == "sim" and not c.required:
-                table = tables_of(store).pair_table(c.sim.path)
+                table = tables_of(store).pair_table(c.sim.path, c.sim.family)
                 s.conds.append(
                     f"NOT EXISTS (SELECT 1 FROM {table} AS y WHERE y.a = {s.id_expr(c.sim.left)} AND "
                     f"y.b = {s.id_expr(c.sim.right)} AND y.{c.sim.column} {c.op} {c.threshold!r})")
@@ -370,6 +462,10 @@ class PairCompiler:
 
     def _pair_counts(self, what: str, x: str, y: str, conds: list[Cond]) -> sp.coo_matrix:
         s = self._scope(conds)
+        if self.restrict_to is not None:
+            alias = s.add_from(self.restrict_to, "cand")
+            s.conds.append(f"{alias}.a = {s.homes[x]}")
+            s.conds.append(f"{alias}.b = {s.homes[y]}")
         sql = s.select_sql([f"{s.homes[x]} AS a", f"{s.homes[y]} AS b"])
         grouped = f"SELECT a, b, count(*) AS n FROM ({sql}) AS q WHERE a <> b GROUP BY a, b"
         rows = int(self.store.con.execute(f"SELECT count(*) FROM ({grouped}) AS g").fetchall()[0][0])

@@ -40,6 +40,7 @@ from ..lang.ast import And, Atom, Compare, Formula, Not, SetFeature, Var
 from ..logic.clauses import Comparison, Literal
 from ..store.constants import constant_number, constant_value
 from .kernels import (
+    LK_COUNT, LK_FRAC, LK_MAX, LK_MEAN, LK_MIN, LK_SUM,
     OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_NONE,
     SF_ALL, SF_COUNT, SF_DISTINCT, SF_MAX, SF_MIN, SF_MOST, SF_MOST_NOT, SF_SIZE, SF_SOME,
 )
@@ -49,6 +50,7 @@ KINDS = {"all": SF_ALL, "some": SF_SOME, "most": SF_MOST, "most_not": SF_MOST_NO
          "max": SF_MAX, "min": SF_MIN, "size": SF_SIZE, "distinct": SF_DISTINCT}
 OPS = {None: OP_NONE, "=": OP_EQ, "<": OP_LT, ">": OP_GT, "<=": OP_LE, ">=": OP_GE, "!=": OP_NE}
 PAIR_KINDS = ("all", "some", "most", "most_not", "count")
+LINK_KINDS = {"sum": LK_SUM, "max": LK_MAX, "min": LK_MIN, "mean": LK_MEAN, "fraction": LK_FRAC, "count": LK_COUNT}
 
 
 @dataclass
@@ -62,8 +64,126 @@ class CompiledSetFeature:
 
 
 def declared_set_features(mln, predicate: str) -> list[SetFeature]:
-    """The set-level features an MLN declares for ``predicate``."""
+    """The set-level features an MLN declares for ``predicate`` (linkage features and
+    the candidate pairs included)."""
     return [f for f in getattr(mln, "set_features", ()) if f.predicate == predicate]
+
+
+def is_cluster_feature(spec: SetFeature) -> bool:
+    """A feature of clusters (not a linkage feature, not the candidate pairs)."""
+    return not getattr(spec, "link", False) and spec.kind not in ("candidates", "similarity")
+
+
+@dataclass
+class CompiledLinkFeature:
+    """A linkage feature: its kind (``LK_*``), what it aggregates over the
+    candidate cross pairs (``score``: the pair layer's score; ``linked``: 1
+    per candidate pair; ``quantity``: the values or indicator of the
+    quantity ``quantity``), the complement flag of fraction/count and its
+    weight."""
+
+    spec: SetFeature
+    kind: int
+    source: str
+    quantity: object | None
+    neg: bool
+    weight: float
+
+
+def compile_pair_values(specs, store, compiler, mln, allow_unweighted: bool = False):
+    """Quantities of ``similarity(x, y in P: T)`` features: a pair feature
+    valued by the similarity ``T`` (0 where the evidence relates nothing),
+    summed over co-clustered pairs like a formula's count."""
+    from ..ground.similarity import is_similarity
+    from .model import Quantity
+
+    out = []
+    for spec in specs:
+        if spec.weight is None and not allow_unweighted:
+            raise _err(spec, "a similarity feature needs a weight for inference (weights can be learned: "
+                             "mln learn --method samplerank)")
+        if spec.term is None or not is_similarity(spec.term):
+            raise _err(spec, "similarity(x, y in P: T) takes a similarity such as cosine(x, y, HasWordName)")
+        from ..ground.similarity import parse_similarity
+
+        if parse_similarity(spec.term, mln.predicates).family == "numeric":
+            raise _err(spec, "numdiff and absdiff are differences (0: equal; no value: none), not similarities; "
+                             "use them in formulas with a threshold, numdiff(x, y, P) <= 0.1 => Same(x, y)")
+        values = _numeric(spec, compiler, mln, store)
+        values = values.maximum(values.T).tocsr()
+        values.setdiag(0.0)
+        values.eliminate_zeros()
+        out.append(Quantity(spec.describe(), PairTerms(compiler.n, [], values), float(spec.weight or 0.0),
+                            kind="feature", spec=spec))
+    return out
+
+
+def _link_condition(spec: SetFeature, compiler, mln, store) -> tuple[PairTerms, bool]:
+    """Indicator (one per unordered pair) of a linkage condition, and whether
+    the condition was negated as a whole."""
+    x, y = spec.variables
+    body = spec.body
+    neg = False
+    if isinstance(body, Not):
+        neg, body = True, body.body
+    known = {x: compiler.type_name, y: compiler.type_name}
+    conds = _body_conditions(spec, body, mln, store, known)
+    terms = compiler.compile_conditions(x, y, conds, spec.describe())
+    if terms.lowrank:
+        raise _err(spec, "the condition holds for most pairs; write its negation with a leading '!' "
+                         "(link fraction of !C is 1 - the fraction of C)")
+    m = terms.sparse if terms.sparse is not None else sp.csr_matrix((compiler.n, compiler.n))
+    m = ((m + m.T) > 0).astype(np.float64).tocsr()
+    m.setdiag(0.0)
+    m.eliminate_zeros()
+    return PairTerms(compiler.n, [], m), neg
+
+
+def compile_link_features(specs, store, compiler, mln, allow_unweighted: bool = False):
+    """``(compiled linkage features, extra quantities)``; each aggregated
+    similarity or condition becomes a quantity of weight 0 (kind
+    ``linkterm``) whose column the kernels read."""
+    from ..ground.similarity import is_similarity
+    from .model import Quantity
+
+    compiled: list[CompiledLinkFeature] = []
+    extra = []
+    for spec in specs:
+        if spec.weight is None and not allow_unweighted:
+            raise _err(spec, "a linkage feature needs a weight for inference (weights can be learned: "
+                             "mln learn --method samplerank)")
+        kind = LINK_KINDS[spec.kind]
+        neg = False
+        quantity = None
+        if spec.kind in ("sum", "max", "min", "mean"):
+            term = spec.term
+            if term is None:
+                raise _err(spec, f"link {spec.kind} needs a numeric pair term: score(x, y) or a similarity")
+            if getattr(term, "name", None) == "score" and not is_similarity(term):
+                source = "score"
+            elif is_similarity(term):
+                values = _numeric(spec, compiler, mln, store)
+                values = values.maximum(values.T).tocsr()
+                quantity = Quantity(f"{spec.describe()} values", PairTerms(compiler.n, [], values), 0.0,
+                                    kind="linkterm")
+                extra.append(quantity)
+                source = "quantity"
+            else:
+                raise _err(spec, f"link {spec.kind} takes score(x, y) or a similarity such as "
+                                 "jaccard(x, y, HasWordName)")
+        else:
+            body = spec.body
+            inner = body.body if isinstance(body, Not) else body
+            if isinstance(inner, Atom) and inner.predicate == "linked" and "linked" not in mln.predicates:
+                source = "linked"
+                neg = isinstance(body, Not)
+            else:
+                terms, neg = _link_condition(spec, compiler, mln, store)
+                quantity = Quantity(f"{spec.describe()} condition", terms, 0.0, kind="linkterm")
+                extra.append(quantity)
+                source = "quantity"
+        compiled.append(CompiledLinkFeature(spec, kind, source, quantity, neg, float(spec.weight or 0.0)))
+    return compiled, extra
 
 
 def _err(spec: SetFeature, message: str) -> MLNSemanticError:
@@ -145,7 +265,9 @@ def _relation(spec: SetFeature, compiler, mln, store) -> PairTerms:
     terms = compiler.compile_conditions(x, y, conds, spec.describe())
     extra = {v for c in conds for v in c.variables} - {x, y}
     if terms.lowrank:
-        if extra:
+        # with variables besides the pair's, a pair's value is a count, not an indicator: right for 'some'
+        # (any positive count), not for the kinds that compare with the number of pairs
+        if extra and not (spec.kind == "some" and not negated):
             raise _err(spec, "the condition holds for most pairs and has variables besides the pair's; "
                              "write its negation (it must hold for few pairs), e.g. most_not instead of most")
     elif terms.sparse is not None:
@@ -173,7 +295,7 @@ def _numeric(spec: SetFeature, compiler, mln, store) -> sp.csr_matrix:
     owner = mln.predicates[call.path[0]].arg_types[0]
     if owner != compiler.type_name:
         raise _err(spec, f"the similarity's path starts at type {owner}, not {compiler.type_name}")
-    table = tables_of(store).pair_table(call.path)
+    table = tables_of(store).pair_table(call.path, call.family)
     res = store.con.execute(f"SELECT a, b, {call.column} AS v FROM {table} WHERE a <> b").fetchnumpy()
     pa = compiler.positions[res["a"].astype(np.int64)]
     pb = compiler.positions[res["b"].astype(np.int64)]
@@ -214,6 +336,8 @@ def compile_set_features(specs, store, compiler, mln, describe, allow_unweighted
     base = None   # quantity indices are offsets; fixed by the caller's order (features come first)
     numeric_index = 0
     for spec in specs:
+        if not is_cluster_feature(spec):
+            continue
         if spec.kind not in KINDS:
             raise _err(spec, f"unknown kind {spec.kind!r}; choose one of {', '.join(KINDS)}")
         if spec.weight is None and not allow_unweighted:

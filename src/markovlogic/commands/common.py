@@ -5,9 +5,34 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import OptionError
-from ..lang.ast import Query
-from ..model import MLN, Database
+
+if TYPE_CHECKING:
+    from ..lang.ast import Query
+    from ..model import MLN, Database
+
+
+class LazyConsole:
+    """A rich ``Console`` made on first use: importing rich costs tens of
+    milliseconds that ``mln --help`` and argument errors need not pay."""
+
+    def __init__(self, **kwargs) -> None:
+        self._kwargs = kwargs
+        self._console = None
+
+    @property
+    def real(self):
+        """The rich ``Console`` itself (made now if need be)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._kwargs)
+        return self._console
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 def peak_mb() -> float:
@@ -38,15 +63,23 @@ def load_inputs(
     queries: str | None,
     query_file: Path | None,
 ) -> tuple[MLN, list[Database], list[Query] | None]:
-    """Parse the model, the evidence (several files form one world) and the queries."""
-    from ..lang.parser import parse_queries
-
+    """Parse the model, the evidence (several files form one world) and the queries.
+    Every path is checked before anything is parsed (a mistyped path is
+    reported at once)."""
     mln_paths = _existing(split_list(input), "MLN")
     if not mln_paths:
         raise OptionError("no MLN file given (-i)")
-    mln = MLN.from_file(list(mln_paths))
     db_paths = _existing(split_list(evidence), "evidence")
-    dbs = [Database.from_file(list(db_paths), mln=mln)] if db_paths else [Database()]
+    if query_file is not None:
+        _existing([str(query_file)], "query")
+    from .. import progress
+    from ..lang.parser import parse_queries
+    from ..model import MLN, Database
+
+    with progress.task("reading the model"):
+        mln = MLN.from_file(list(mln_paths))
+    with progress.task("reading the evidence"):
+        dbs = [Database.from_file(list(db_paths), mln=mln)] if db_paths else [Database()]
     query_list: list[Query] | None = None
     if queries:
         query_list = parse_queries(queries, mln)
@@ -54,6 +87,22 @@ def load_inputs(
         qpath = _existing([str(query_file)], "query")[0]
         query_list = (query_list or []) + parse_queries(qpath.read_text(), mln, filename=str(qpath))
     return mln, dbs, query_list
+
+
+OPEN_HELP = ("Predicates to treat as open-world, comma-separated (Alchemy's infer -o; not an output file: "
+             "the result file is -r).")
+
+
+def check_world_flags(closed: str | None, open_: str | None) -> None:
+    """``-o`` is Alchemy's open-world list in ``infer`` and ``ground`` but the
+    output file in ``learn`` and ``derive``: a path given to it is refused at
+    once, with the flag that writes a result."""
+    for flag, value in (("-c/--closed", closed), ("-o/--open", open_)):
+        for item in split_list(value):
+            if "/" in item or "." in item or "\\" in item:
+                raise OptionError(
+                    f"{flag} takes predicate names, not a file ({item!r}); in mln infer and mln ground -o is "
+                    "Alchemy's open-world list: write the result with -r FILE (learn and derive take -o FILE)")
 
 
 MAX_CNF_HELP = ("Largest number of CNF clauses one formula may expand to (default 100,000); "

@@ -27,14 +27,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..io import write_text_atomic
-from .common import split_list
+from .common import LazyConsole, split_list
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = LazyConsole(highlight=False)
+err_console = LazyConsole(stderr=True, highlight=False)
 
 
 def eval_command(
@@ -52,9 +50,16 @@ def eval_command(
     from ..eval.compare import evaluate
     from ..model import MLN
 
+    from ..io import check_outputs
+
     predicates = split_list(queries)
     if not predicates:
         raise OptionError("no predicate given (-q)")
+    unscored = [p for p in split_list(equivalence) if p not in predicates]
+    if unscored:
+        raise OptionError(f"--equivalence names {', '.join(unscored)}, which -q does not score "
+                          f"(-q {','.join(predicates)}); add it to -q or drop it from --equivalence")
+    check_outputs({"stats file": stats_json}, [str(result), str(truth), *split_list(input)])
     mln = None
     if input:
         paths = split_list(input)
@@ -70,6 +75,8 @@ def eval_command(
 
 def print_figures(figures: dict) -> None:
     """A small table: one row per metric, then the counts behind them."""
+    from rich.table import Table
+
     table = Table(title=f"{figures['result']} ({figures['format']}) against {figures['truth']}",
                   title_justify="left", show_edge=False)
     for name, justify in (("predicate", "left"), ("metric", "left"), ("precision", "right"),

@@ -13,17 +13,15 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from ..errors import OptionError
 from ..infer import EXACT_DEFAULT_SECONDS
 from ..io import check_outputs, write_text_atomic
 from ..parallel.options import RAY_HELP, RAY_WORKERS_HELP, SHARED_DIR_HELP, THREADS_HELP, ParallelOptions
-from .common import MAX_CNF_HELP, MEMORY_HELP, apply_limits, load_inputs, peak_mb, split_list
+from .common import (MAX_CNF_HELP, MEMORY_HELP, OPEN_HELP, LazyConsole, apply_limits, check_world_flags, load_inputs,
+                     peak_mb, split_list)
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 # Alchemy spells some options with several letters after one dash; click does not.
 ALCHEMY_SPELLINGS = {"-ms": "--mcsat", "-mcsat": "--mcsat", "-gibbs": "--gibbs"}
@@ -57,9 +55,9 @@ def infer_command(
         help=f"Time limit for inference (ilp, cpi and cpsat default to {EXACT_DEFAULT_SECONDS:g} s; "
              "the best world found and the proven bound are reported).",
     ),
-    samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw (MC-SAT, Gibbs)."),
-    burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in samples (MC-SAT, Gibbs)."),
-    chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs chains."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="Samples to draw after burn-in (MC-SAT, Gibbs, mh; default 1000)."),
+    burn_in: Optional[int] = typer.Option(None, "--burn-in", help="Burn-in, discarded (MC-SAT, Gibbs: steps, default 100; mh: proposals, default scaled to the model)."),
+    chains: Optional[int] = typer.Option(None, "--chains", help="Gibbs: independent chains, pooled (default 4)."),
     hard_weight: Optional[float] = typer.Option(
         None, "--hard-weight",
         help="Treat hard clauses as soft with this weight (as Alchemy does), e.g. when they contradict the "
@@ -98,9 +96,9 @@ def infer_command(
     ),
     max_flips: Optional[int] = typer.Option(None, "--max-flips", help="MaxWalkSAT flips per try (default 50,000)."),
     tries: Optional[int] = typer.Option(None, "--tries", help="MaxWalkSAT tries (restarts; default 20)."),
-    noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise (random-walk probability)."),
+    noise: Optional[float] = typer.Option(None, "--noise", help="MaxWalkSAT noise: the probability of a random-walk step (default 0.5)."),
     closed: Optional[str] = typer.Option(None, "-c", "--closed", help="Predicates to treat as closed-world."),
-    open_: Optional[str] = typer.Option(None, "-o", "--open", help="Predicates to treat as open-world."),
+    open_: Optional[str] = typer.Option(None, "-o", "--open", help=OPEN_HELP),
     db_file: Optional[Path] = typer.Option(None, "--db-file", help="Keep the evidence database in this file (data larger than memory)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write figures (atoms, clauses, seconds, score...) as JSON."),
     steps: Optional[int] = typer.Option(None, "--steps", help="mh: proposals per MAP run (default 200 per constant)."),
@@ -141,10 +139,12 @@ def infer_command(
     shared_dir: Optional[Path] = typer.Option(None, "--shared-dir", help=SHARED_DIR_HELP),
 ) -> None:
     """Infer the most likely world (--map) or the marginal probabilities of the query atoms."""
-    from ..api import map_inference, marginal_inference
-
     from ..checks import check_seconds, check_seed
 
+    if not split_list(queries) and query_file is None:
+        raise OptionError("no query given: name the query predicates or atoms with -q (e.g. -q Smokes,Cancer) "
+                          "or give a query file with -f")
+    check_world_flags(closed, open_)
     apply_limits(max_cnf_clauses, memory_limit)
     check_seed(seed)
     check_seconds(max_seconds)
@@ -157,10 +157,16 @@ def infer_command(
         raise OptionError("choose one of -ms (MC-SAT) and -p (Gibbs)")
     if map_true and map_all:
         raise OptionError("choose one of -m (true atoms) and -a (all atoms with 0/1)")
+    if steps is not None and steps < 1:
+        raise OptionError(f"--steps must be a positive integer (proposals per MAP run), got {steps}")
     if lazy_threshold is not None and not lazy:
         raise OptionError("--lazy-threshold applies to --lazy inference")
     task = "map" if want_map else "marginals"
     mln, dbs, query_list = load_inputs(input, evidence, queries, query_file)
+    from ..api import map_inference, marginal_inference
+
+    if not query_list:
+        raise OptionError(f"the query file {query_file} names no query atom or predicate (-f)")
     if method is None and lazy:
         method = "maxwalksat" if want_map else ("gibbs" if gibbs else "mcsat")
     elif method is None:
@@ -300,8 +306,11 @@ def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, 
         sys.stdout.write(text)
     if clusters_path is not None:
         write_text_atomic(clusters_path, answer.clusters_text())
+    from rich.table import Table
+
     table = Table(show_header=False, box=None, pad_edge=False)
     for k in ("task", "method", "predicates", "mentions", "clusters", "score", "ground_seconds", "infer_seconds",
+              "compile_seconds",
               "merges", "proposals", "accepted", "proposals_per_second", "samples"):
         v = stats.get(k)
         if v is not None:
@@ -316,33 +325,34 @@ def _cluster_inference(mln, dbs, query_list, method, want_map, map_all, common, 
 
 
 class _sampling_progress:
-    """A rich progress bar for samplers; shows up only when sampling takes a while."""
+    """The samplers' bar (samples drawn), on the command's progress display."""
 
     def __init__(self, method: str, total: int) -> None:
-        self.enabled = method in ("mcsat", "gibbs") and console.is_terminal
+        from .. import progress
+
+        self.enabled = method in ("mcsat", "gibbs") and progress.enabled()
         self.total = total
-        self.progress: Progress | None = None
+        self.task = None
 
     def __enter__(self):
         if not self.enabled:
             return None
-        self.progress = Progress(
-            TextColumn("sampling"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=console, transient=True,
-        )
-        self.progress.start()
-        task = self.progress.add_task("sampling", total=self.total)
-        return lambda done: self.progress.update(task, completed=done)
+        from .. import progress
+
+        self.task = progress.task("sampling", total=self.total)
+        return lambda done: self.task.update(completed=done)
 
     def __exit__(self, *exc) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        if self.task is not None:
+            self.task.close()
 
 
 def _print_summary(stats: dict, result: Path | None) -> None:
+    from rich.table import Table
+
     table = Table(show_header=False, box=None, pad_edge=False)
     keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
-            "ground_seconds", "infer_seconds", "score", "cost", "hard_violated", "bound", "gap",
+            "ground_seconds", "infer_seconds", "compile_seconds", "score", "cost", "hard_violated", "bound", "gap",
             "optimal", "iterations", "groundings_added", "converged", "samples", "samples_per_second", "flips_per_second",
             "active_atoms", "active_rows", "total_rows", "activation_rounds"]
     for k in keys:

@@ -16,24 +16,29 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
+import json
+import math
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..errors import OptionError
 from ..io import check_outputs, write_text_atomic
-from ..parallel.options import RAY_HELP, RAY_WORKERS_HELP, THREADS_HELP, ParallelOptions
-from .common import MAX_CNF_HELP, MEMORY_HELP, _existing, apply_limits, split_list
+from ..parallel.options import RAY_WORKERS_HELP, THREADS_HELP, ParallelOptions
+from .common import MAX_CNF_HELP, MEMORY_HELP, LazyConsole, _existing, apply_limits, split_list
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 
 DEFAULT_ITERATIONS = {"pll": 10000, "dn": 100, "scg": 100, "perceptron": 100, "mira": 20, "samplerank": 5, "piecewise": 200}
+
+
+LEARN_RAY_HELP = ("Ray: ground the training databases of --multiple-databases on a Ray cluster ('auto', HOST:PORT, "
+                  "ray://HOST:PORT or 'local'); learning itself, and its inference, run on this machine "
+                  "(pip install 'markovlogic[ray]').")
+RAY_REFUSED = ("--ray-address: learning and its inference run on this machine; only the grounding of several "
+               "training databases (--multiple-databases with two or more -t files) goes to a Ray cluster. "
+               "Drop --ray-address, or use --threads N for both cores.")
 
 
 def learn_command(
@@ -52,7 +57,10 @@ def learn_command(
     prior_stddev: Optional[float] = typer.Option(
         None, "--prior-stddev", "-priorStdDev", help="Std. dev. of the Gaussian prior (default 2; 100 for pll)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
-    inference: Optional[str] = typer.Option(None, "--inference", help="dn/scg expectations: mcsat (default) or exact."),
+    inference: Optional[str] = typer.Option(
+        None, "--inference",
+        help="dn/scg expectations: mcsat (default) or exact. samplerank over an equivalence predicate: the inference "
+             "it trains for, agglomerative (default: the merges greedy agglomerative MAP makes) or mh."),
     samples: Optional[int] = typer.Option(
         None, "--samples", help="dn/scg (and perceptron with --expectations mcsat): MC-SAT samples per iteration (default 5)."),
     final_samples: Optional[int] = typer.Option(
@@ -75,14 +83,22 @@ def learn_command(
     loss: Optional[str] = typer.Option(
         None, "--loss", help="samplerank: hamming (default for ordinary query atoms; over an equivalence predicate: pairs "
                              "wrong), pairwise-f1 (default for an equivalence predicate) or b3."),
-    update: Optional[str] = typer.Option(None, "--update", help="samplerank: perceptron, mira (default) or mira++."),
+    update: Optional[str] = typer.Option(
+        None, "--update",
+        help="samplerank: perceptron, mira (default) or mira++; with --inference agglomerative perceptron, mira or "
+             "logistic (default: chosen on held-out training data)."),
     steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant, or per query atom)."),
-    temperature: Optional[float] = typer.Option(None, "--temperature", help="samplerank: temperature of the training chain (default 1)."),
+    temperature: Optional[float] = typer.Option(
+        None, "--temperature", help="samplerank: temperature of the training chain (default 1; larger explores more; "
+                                    "0: greedy, a proposal is taken only when it does not lower the model's score)."),
     accept: Optional[str] = typer.Option(None, "--accept", help="samplerank: the next state follows the model (default) or the loss."),
     margin: Optional[float] = typer.Option(None, "--margin", help="samplerank: the ranking margin of MIRA and MIRA++ (default 1)."),
     start: Optional[str] = typer.Option(
         None, "--start", help="samplerank over atoms: the chain's first world, random (default), false or truth."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the objective and weights per iteration (CSV)."),
+    stats_json: Optional[Path] = typer.Option(
+        None, "--stats-json", help="Write the figures (method, atoms, clauses, weights, iterations, objective, "
+                                   "seconds, peak memory) as JSON."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the learning curve (PNG, matplotlib)."),
     hidden: Optional[str] = typer.Option(
         None, "--hidden", help="Predicates absent from the training data (all their atoms unknown), comma-separated: "
@@ -93,7 +109,7 @@ def learn_command(
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=MEMORY_HELP),
     max_cnf_clauses: Optional[int] = typer.Option(None, "--max-cnf-clauses", help=MAX_CNF_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", help=THREADS_HELP),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", "--ray", help=RAY_HELP),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", "--ray", help=LEARN_RAY_HELP),
     ray_workers: Optional[int] = typer.Option(None, "--ray-workers", help=RAY_WORKERS_HELP),
 ) -> None:
     """Learn the weights of a model from training databases."""
@@ -104,8 +120,10 @@ def learn_command(
     apply_limits(max_cnf_clauses, memory_limit)
     if ray_address is None and ray_workers is not None:
         raise OptionError("--ray-workers applies with --ray-address (or --ray local)")
+    if ray_address is not None and not (multiple_databases and len(split_list(train)) > 1):
+        raise OptionError(RAY_REFUSED)
     parallel = ParallelOptions(threads=threads, ray_address=ray_address, ray_workers=ray_workers).check()
-    check_outputs({"output model": output, "trace file": trace, "plot file": plot},
+    check_outputs({"output model": output, "trace file": trace, "plot file": plot, "stats file": stats_json},
                   split_list(input) + split_list(train))
     method = _choose_method(method, generative, discriminative)
     if plot is not None:
@@ -134,6 +152,8 @@ def learn_command(
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
                    final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
+    if method == "samplerank":
+        options["log"] = lambda text: console.print(text)
     total = iterations or DEFAULT_ITERATIONS[method]
     with _LearningProgress(method, total) as progress:
         model = learn_model(
@@ -152,7 +172,9 @@ def learn_command(
         write_text_atomic(trace, buffer.getvalue())
     if plot is not None:
         _plot(result, plot)
-    _summary(model, output)
+    rows = _summary(model, output)
+    if stats_json is not None:
+        write_text_atomic(stats_json, json.dumps(_stats(model, rows), indent=2, default=_json_value) + "\n")
 
 
 def _choose_method(method: str | None, generative: bool, discriminative: bool) -> str:
@@ -172,34 +194,28 @@ def _choose_method(method: str | None, generative: bool, discriminative: bool) -
 
 
 class _LearningProgress:
-    """A rich progress bar with the objective of the last iteration."""
+    """Iterations (epochs for SampleRank) with the objective of the last one,
+    on the command's progress display."""
 
     def __init__(self, method: str, total: int) -> None:
         self.method = method
         self.total = total
-        self.enabled = console.is_terminal
-        self.progress: Progress | None = None
         self.task = None
 
     def __enter__(self) -> "_LearningProgress":
-        if self.enabled:
-            self.progress = Progress(
-                TextColumn(f"learning ({self.method})"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[objective]}"), TimeElapsedColumn(),
-                console=console, transient=True,
-            )
-            self.progress.start()
-            self.task = self.progress.add_task("learn", total=self.total, objective="")
+        from .. import progress
+
+        if progress.enabled():
+            self.task = progress.task(f"learning ({self.method})", total=self.total)
         return self
 
     def update(self, row) -> None:
-        if self.progress is not None:
-            self.progress.update(self.task, completed=min(row.iteration, self.total),
-                                 objective=f"objective {row.objective:.6g}")
+        if self.task is not None:
+            self.task.update(completed=min(row.iteration, self.total), detail=f"objective {row.objective:.6g}")
 
     def __exit__(self, *exc) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        if self.task is not None:
+            self.task.close()
 
 
 def _plot(result, path: Path) -> None:
@@ -215,46 +231,80 @@ def _plot(result, path: Path) -> None:
     ax.set_title(f"weight learning ({result.method})")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=directory)
-    os.close(fd)
+    from ..io import open_binary_atomic
+
     try:
-        fig.savefig(tmp, format="png", dpi=100)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with open_binary_atomic(path, ".png") as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
     finally:
         plt.close(fig)
 
 
-def _summary(model, output: Path) -> None:
+def _summary(model, output: Path) -> list[tuple[str, object]]:
+    """Print the summary table; returns its rows (name, value) for --stats-json.
+    Rows a learner has no figure for are left out, never printed empty."""
+    from rich.table import Table
+
     result = model.result
     table = Table(show_header=False, box=None, pad_edge=False)
+    stats = result.stats
     if model.networks:
-        size = [("databases", str(len(model.networks))),
-                ("atoms", str(sum(n.n_atoms for n in model.networks))),
-                ("clauses", str(sum(n.n_clauses for n in model.networks)))]
-    else:      # learning over clusterings: no ground network
-        size = [("databases", str(result.stats.get("worlds", ""))),
-                ("constants clustered", str(result.stats.get("mentions", "")))]
+        size = [("databases", len(model.networks)),
+                ("atoms", sum(n.n_atoms for n in model.networks)),
+                ("clauses", sum(n.n_clauses for n in model.networks))]
+    else:      # learning over clusterings (samplerank, piecewise): no ground network
+        size = [("databases", stats.get("worlds")), ("constants clustered", stats.get("mentions")),
+                ("training merges", stats.get("examples")), ("of them true", stats.get("positives"))]
     rows = [
         ("method", result.method),
         ("query predicates", ", ".join(model.query_predicates)),
         *size,
-        ("weights", str(len(result.params))),
-        ("iterations", str(result.iterations)),
-        ("converged", str(result.converged)),
-        (result.objective_name, f"{result.objective:.6g}"),
-        ("ground seconds", f"{model.ground_seconds:.3g}"),
-        ("learn seconds", f"{model.learn_seconds:.3g}"),
+        ("weights", len(result.params)),
+        ("iterations", result.iterations),
+        ("converged", result.converged),
+        (result.objective_name, float(result.objective)),
+        ("ground seconds", float(model.ground_seconds)),
+        ("learn seconds", float(model.learn_seconds)),
+        ("compile seconds", stats.get("compile_seconds")),
         ("output", str(output)),
     ]
+    rows = [(k, v) for k, v in rows if v is not None and v != ""]
     for k, v in rows:
-        table.add_row(k, v)
+        if isinstance(v, float):
+            text = f"{v:.6g}" if k == result.objective_name else f"{v:.3g}"
+        else:
+            text = str(v)
+        table.add_row(k, text)
     console.print(table)
+    return rows
+
+
+def _stats(model, rows: list[tuple[str, object]]) -> dict:
+    """--stats-json: the summary's figures under plain keys, the learner's own
+    scalar figures, and the peak memory."""
+    from .common import peak_mb
+
+    result = model.result
+    out: dict = {}
+    for k, v in rows:
+        key = "objective" if k == result.objective_name else k.replace(" ", "_")
+        out[key] = v
+    out["objective_name"] = result.objective_name
+    out["query_predicates"] = list(model.query_predicates)
+    for k, v in result.stats.items():
+        if isinstance(v, (bool, int, float, str)) and k not in out:
+            out[k] = v
+    out["peak_mb"] = round(peak_mb(), 1)
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
+
+
+def _json_value(v):
+    """numpy scalars and non-finite floats as JSON can hold them."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return f if math.isfinite(f) else None
 
 
 def register(app: typer.Typer) -> None:

@@ -777,13 +777,10 @@ class Grounder:
         constant = 0.0
         values, _ = self.params.arrays()
         iterator = list(ids)
-        bar = None
-        if self.progress:
-            from rich.progress import Progress
+        from .. import progress
 
-            bar = Progress(transient=True)
-            bar.start()
-            task = bar.add_task("grounding", total=len(iterator))
+        # per template, on a terminal (``progress`` is kept for callers; the display decides)
+        bar = progress.task("grounding templates", total=len(iterator))
         try:
             prefetched: dict[int, tuple] = {}
             for pos, i in enumerate(iterator):
@@ -815,11 +812,9 @@ class Grounder:
                     info["satisfied_by_evidence"] = int(sat)
                 info["seconds"] = round(time.perf_counter() - t0, 6)
                 per_template.append({"template": int(i), **info})
-                if bar is not None:
-                    bar.advance(task)
+                bar.advance(detail=f"{used:,} rows")
         finally:
-            if bar is not None:
-                bar.stop()
+            bar.close()
         return rows, {"templates": per_template, "evidence_constant": constant}
 
     def truth(self, atom_ids: np.ndarray) -> np.ndarray:

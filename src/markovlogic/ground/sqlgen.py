@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..lang.ast import Var
+from ..lang.ast import Const, Func, Var
 from ..logic.clauses import ClauseTemplate, Comparison, ExistsGroup, Literal
 from ..store.store import EvidenceStore, PredicateInfo
 from .terms import Scope
@@ -53,6 +53,68 @@ class TemplateQuery:
     literals: list[OutLiteral] = field(default_factory=list)
     var_cols: dict[str, str] = field(default_factory=dict)   # clause variable -> output column
     empty: bool = False            # the template has no grounding left at all
+
+
+def _arithmetic_operands(term, out: list) -> None:
+    """The operands of integer arithmetic (``+ - * / %``, ``succ``) in ``term``."""
+    from .terms import ALIASES, ARITH
+
+    if isinstance(term, Func):
+        name = ALIASES.get(term.name, term.name)
+        if name in ARITH or name == "succ":
+            out.extend(a for a in term.args if not isinstance(a, Func))
+        for a in term.args:
+            _arithmetic_operands(a, out)
+
+
+def check_arithmetic(store: EvidenceStore, t: ClauseTemplate) -> None:
+    """Arithmetic works on integer constants. A constant that is no integer
+    (``Y1999``), or a variable whose type holds constants of which none is an
+    integer, would make every grounding undefined and silently match nothing:
+    refused, naming the formula, the operand and a constant. (A type holding
+    some integers and some other names keeps the documented rule: groundings
+    with a non-integer operand do not exist.)"""
+    if not t.comparisons and not any(isinstance(a, Func) for lit in t.literals for a in lit.atom.args):
+        return
+    operands: list = []
+    for c in t.comparisons:
+        for side in (c.left, c.right):
+            _arithmetic_operands(side, operands)
+    for lit in t.literals:
+        for a in lit.atom.args:
+            _arithmetic_operands(a, operands)
+    if not operands:
+        return
+    from ..errors import MLNSemanticError
+    from ..store.constants import constant_integer, constant_value
+
+    types = t.variable_types
+    for op in operands:
+        example = None
+        if isinstance(op, Const):
+            if constant_integer(constant_value(op.name)) is None:
+                example, what = op.name, f"the constant {op.name}"
+        elif isinstance(op, Var) and op.name in types:
+            type_name = types[op.name]
+            cache = store.__dict__.setdefault("_integer_domains", {})
+            if type_name not in cache:
+                table = store.domain_table(type_name)
+                n, n_int, name = store.con.execute(
+                    f"SELECT count(*), count(c.inum), min(c.name) FILTER (WHERE c.inum IS NULL) "
+                    f"FROM {table} AS d JOIN consts AS c ON c.id = d.cid").fetchone()
+                cache[type_name] = (int(n), int(n_int), name)
+            n, n_int, name = cache[type_name]
+            if n and not n_int:
+                example, what = name, f"variable {op.name} of type {type_name}, none of whose {n:,} constants is an integer"
+        if example is None:
+            continue
+        decl = store.mln.formulas[t.formula_index] if 0 <= t.formula_index < len(store.mln.formulas) else None
+        pos = getattr(decl, "pos", None)
+        where = dict(file=pos.file, line=pos.line, column=pos.column) if pos is not None else {}
+        raise MLNSemanticError(
+            f"arithmetic on {what} (e.g. {example}): arithmetic (+ - * / %, succ) works on integer constants, so "
+            f"this formula would match nothing. Write the values as integers in the evidence (1999, not Y1999), "
+            f"or compare them as names (=, <, >)", **where)
 
 
 def clause_variables(t: ClauseTemplate) -> list[str]:
@@ -112,6 +174,7 @@ class TemplateCompiler:
     def build(self) -> TemplateQuery:
         t = self.t
         store = self.store
+        check_arithmetic(store, t)
         base = Scope(store, prefix="")
         cvars = clause_variables(t)
         # 1. binding literals: inner joins that give variables their homes

@@ -171,11 +171,11 @@ class Scope:
             return "str", f"substr({s}, ({i}) + 1, {n})"
         if name in SIMILARITY_FUNCTIONS:
             call = parse_similarity(f, self.store.mln.predicates)
-            table = tables_of(self.store).pair_table(call.path)
+            table = tables_of(self.store).pair_table(call.path, call.family)
             a = self.id_expr(call.left)
             b = self.id_expr(call.right)
             return "num", (f"coalesce((SELECT s.{call.column} FROM {table} AS s WHERE s.a = {a} AND s.b = {b}), "
-                           "0.0::DOUBLE)")
+                           f"{call.absent!r}::DOUBLE)")
         raise MLNSemanticError(f"unknown internal function {f.name!r}")
 
     # ------------------------------------------------------------ comparisons

@@ -56,7 +56,13 @@ def cpi_solve(
     net: GroundNetwork | None = None
     converged = False
     seen = np.zeros(0, dtype=np.uint64)
+    from .. import progress
+
+    bar = progress.task(f"cutting planes ({base})", total=None)
     for iteration in range(1, max_iterations + 1):
+        bar.update(completed=iteration - 1,
+                   detail=f"round {iteration}: {sum(h['added'] for h in history):,} groundings so far"
+                          + (f", cost {result.cost:.6g}" if result is not None else ""))
         new, seen = _unseen(grounder.violated_groundings(world), seen)
         if new.n_clauses == 0 and result is not None:
             converged = True
@@ -76,6 +82,7 @@ def cpi_solve(
             break
         # even when the first separation found nothing, the solved world
         # differs from the all-false one (blocks, ties): separate again
+    bar.close()
     assert result is not None and net is not None
     exact_base = base in ("ilp", "cpsat", "exact")
     result.method = f"cpi+{base}"

@@ -840,7 +840,11 @@ def ilp_map(
     if pre is not None:
         stats["presolve"] = pre.stats
     remaining = sum(len(g.atoms) for g in groups)
+    from .. import progress
+
+    bar = progress.task("exact MAP (HiGHS), component groups", total=len(groups))
     for gi, g in enumerate(groups):
+        bar.update(completed=gi, detail=f"{len(g.atoms):,} atoms; proven bound so far {bound:.6g}")
         budget = time_share(deadline, len(g.atoms), remaining)
         remaining -= len(g.atoms)
         enc = encode(g.sat, cliques=cliques)
@@ -890,6 +894,7 @@ def ilp_map(
             stats["timed_out_groups"] += 1
         world[g.atoms] = local
         bound += group_bound
+    bar.close()
 
     if pre is not None:
         world = pre.expand(world)

@@ -120,8 +120,9 @@ class AtomMHOptions:
     user_proposals: Sequence = ()
 
     def check(self) -> "AtomMHOptions":
-        for name in ("steps", "burn_in"):
-            _check_int(name, getattr(self, name), 0, optional=True)
+        # steps 0 would return the start world as the MAP world
+        _check_int("steps", self.steps, 1, optional=True)
+        _check_int("burn_in", self.burn_in, 0, optional=True)
         _check_int("thin", self.thin, 1, optional=True)
         _check_int("samples", self.samples, 1)
         _check_int("restarts", self.restarts, 1)

@@ -114,7 +114,7 @@ class MultiTaskOptions:
         integer("samples", self.samples, 1)
         integer("burn_in", self.burn_in, 0, True)
         integer("thin", self.thin, 1, True)
-        integer("steps", self.steps, 0, True)
+        integer("steps", self.steps, 1, True)          # 0: the start world as the MAP
         integer("seed", self.seed, 0)
         t = self.temperature
         if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) \

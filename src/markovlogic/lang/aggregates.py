@@ -3,7 +3,17 @@
     <weight> all(x, y in SameBib: <condition>)          also some, most, count
     <weight> max(x, y in SameBib: <numeric term>) [<op> <number>]     also min
     <weight> size(SameBib) [<op> <number>]
-    <weight> distinct(v; x in SameBib: <formula over x and v>) [<op> <number>]
+    <weight> distinct(u; x in SameBib: <formula over x and u>) [<op> <number>]
+    <weight> link sum(x, y in SameBib: <numeric term>)      also link max, min, mean
+    <weight> link fraction(x, y in SameBib: <condition>)    also link count
+    candidates(x, y in SameBib: <condition>)                 (no weight)
+    <weight> similarity(x, y in SameBib: <similarity>)       a pair feature valued by a similarity
+
+Linkage features (``link ...``) score a merge by the cross pairs of the two
+clusters it joins (``cluster/kernels.py``); their term may be ``score(x,
+y)``, the pair layer's score (``cluster/setfeatures.py``), and their
+condition ``linked(x, y)``, "a candidate pair". ``candidates`` declares the
+pairs that are compared at all (blocking).
 
 (``<op>``: one of ``= != < > <= >=``; ``@`` before the weight fixes it.) A
 statement whose first word is one of these kinds followed by that header is
@@ -22,12 +32,14 @@ from dataclasses import dataclass
 from ..errors import MLNSemanticError, MLNSyntaxError
 from .ast import Compare, Pos
 
-KINDS = ("all", "some", "most", "count", "max", "min", "distinct", "size")
+KINDS = ("all", "some", "most", "count", "max", "min", "distinct", "size", "candidates", "similarity")
+LINK_KINDS = ("sum", "max", "min", "mean", "fraction", "count")
 COMPARISONS = ("<=", ">=", "!=", "=", "<", ">")
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _HEAD = re.compile(
-    rf"^(?P<indent>[ \t]*)(?P<weight>@?[ \t]*{_NUMBER}[ \t]+)?(?P<kind>{'|'.join(KINDS)})[ \t]*\("
+    rf"^(?P<indent>[ \t]*)(?P<weight>@?[ \t]*{_NUMBER}[ \t]+)?(?P<link>link[ \t]+)?"
+    rf"(?P<kind>{'|'.join(sorted(set(KINDS) | set(LINK_KINDS), key=len, reverse=True))})[ \t]*\("
 )
 _NAME = r"[A-Za-z_][A-Za-z0-9_'\-]*"
 _PAIR = re.compile(rf"^\s*(?P<vars>{_NAME}(?:\s*,\s*{_NAME})*)\s+in\s+(?P<pred>{_NAME})\s*:", re.S)
@@ -53,6 +65,7 @@ class RawAggregate:
     threshold: float | None
     pos: Pos
     pred_pos: Pos
+    link: bool = False
 
 
 def _err(cls, message: str, pos: Pos):
@@ -158,8 +171,20 @@ def extract_aggregates(text: str, filename: str) -> tuple[str, list[RawAggregate
     return "\n".join(out), found
 
 
+def _name_index(text: str, name: str) -> int:
+    """Where the name ``name`` stands alone in ``text``."""
+    m = re.search(rf"(?<![A-Za-z0-9_'\-]){re.escape(name)}(?![A-Za-z0-9_'\-])", text)
+    return m.start() if m else 0
+
+
 def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
     kind = m.group("kind")
+    link = m.group("link") is not None
+    if link and kind not in LINK_KINDS:
+        raise _err(MLNSyntaxError, f"'link {kind}' is not a linkage feature; write link "
+                   f"{', link '.join(LINK_KINDS)}", Pos(filename, row + 1, m.start("kind") + 1))
+    if not link and kind not in KINDS:
+        return None
     open_col = m.end() - 1
     pos = Pos(filename, row + 1, m.start("kind") + 1)
     close = _matching_paren(lines, row, open_col)
@@ -181,10 +206,15 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
         body_pos = None
     else:
         hm = (_DISTINCT if kind == "distinct" else _PAIR).match(first)
+        if hm is None and not first.split(":")[0].isascii():
+            # a character no name may hold: the message the grammar gives everywhere else
+            k = next(i for i, ch in enumerate(first) if not ch.isascii())
+            raise _err(MLNSyntaxError, f"unexpected character '{first[k]}'",
+                       Pos(filename, row + 1, open_col + 2 + k))
         if hm is None:
             other = _PAIR.match(first) if kind == "distinct" else _DISTINCT.match(first)
             if other is not None or re.match(rf"^\s*{_NAME}(\s*[,;]\s*{_NAME})*\s+in\s", first):
-                usage = ("distinct(v; x in P: formula)" if kind == "distinct"
+                usage = ("distinct(u; x in P: formula)" if kind == "distinct"
                          else f"{kind}(x, y in P: {'term' if kind in ('max', 'min') else 'condition'})")
                 raise _err(MLNSyntaxError, f"a set-level feature is written {usage}", pos)
             return None            # an ordinary atom whose predicate is named like a kind
@@ -192,6 +222,11 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
             raise _err(MLNSyntaxError, f"the parenthesis of {kind}( is never closed", pos)
         pred = hm.group("pred")
         pred_pos = Pos(filename, row + 1, open_col + 2 + hm.start("pred"))
+        names = [hm.group("value"), hm.group("var")] if kind == "distinct" else hm.group("vars").split(",")
+        if "v" in (n.strip() for n in names):
+            raise _err(MLNSyntaxError, "'v' is the disjunction (Alchemy's 'or') and cannot name a variable; rename "
+                                       "it, e.g. distinct(u; x in P: A(x, u)) or all(x, y in P: ...)",
+                       Pos(filename, row + 1, open_col + 2 + _name_index(first, "v")))
         if kind == "distinct":
             variables = (hm.group("var"),)
             value_var = hm.group("value")
@@ -223,6 +258,8 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
         where = Pos(filename, tail_row + 1, tail_col + 1 + tail.index(rest[0]))
         if rest == ".":
             raise _err(MLNSemanticError, "a set-level feature cannot be hard (it has a weight, not a period)", where)
+        if kind == "candidates":
+            raise _err(MLNSyntaxError, f"unexpected {rest.split()[0]!r} after candidates(...)", where)
         raise _err(MLNSyntaxError, f"unexpected {rest.split()[0]!r} after the set-level feature "
                                    "(expected a comparison such as '>= 3', or the end of the line)", where)
     weight = None
@@ -233,7 +270,7 @@ def _parse_one(lines: list[str], row: int, m: re.Match, filename: str):
         fixed = w.startswith("@")
         weight = float(w.lstrip("@").strip())
     return RawAggregate(kind, pred, weight, fixed, variables, value_var, body_text, body_pos, op, threshold, pos,
-                        pred_pos), tail_row
+                        pred_pos, link), tail_row
 
 
 def parse_body(raw: RawAggregate):
@@ -244,17 +281,18 @@ def parse_body(raw: RawAggregate):
 
     pos = raw.body_pos
     pad = " " * (pos.column - 1)
-    if raw.kind in ("max", "min"):
+    numeric = raw.kind in ("max", "min", "similarity") or (raw.link and raw.kind in ("sum", "mean"))
+    if numeric:
         text = pad + raw.body_text + " = 0\n"
     else:
         text = pad + raw.body_text + "\n"
     stmts = frontend("mln").parse(text, pos.file, pos.line - 1)
     formulas = [s for s in stmts if isinstance(s, RawFormula)]
     if len(stmts) != 1 or len(formulas) != 1 or formulas[0].weight is not None or formulas[0].period_pos is not None:
-        raise _err(MLNSyntaxError, f"{raw.kind}: expected one {'term' if raw.kind in ('max', 'min') else 'formula'} "
+        raise _err(MLNSyntaxError, f"{raw.kind}: expected one {'term' if numeric else 'formula'} "
                                    "after ':'", pos)
     f = formulas[0].formula
-    if raw.kind in ("max", "min"):
+    if numeric:
         if not isinstance(f, Compare):
             raise _err(MLNSyntaxError, f"{raw.kind}: expected a numeric term after ':'", pos)
         return None, f.left

@@ -53,9 +53,10 @@ class Const:
     pos: Pos | None = _pos()
 
 
-INTERNAL_FUNCTIONS = {"+", "-", "*", "/", "%", "succ", "concat", "substr", "jaccard", "overlap"}
-# set similarities over evidence paths: jaccard(x, y, P1, ..., Pk) (ground/similarity.py)
-SIMILARITY_FUNCTIONS = {"jaccard", "overlap"}
+# similarities over evidence paths: jaccard(x, y, P1, ..., Pk) and the others of ground/similarity.py
+SIMILARITY_FUNCTIONS = {"jaccard", "overlap", "cosine", "containment", "jarowinkler", "levenshtein", "numdiff",
+                        "absdiff"}
+INTERNAL_FUNCTIONS = {"+", "-", "*", "/", "%", "succ", "concat", "substr"} | SIMILARITY_FUNCTIONS
 ARITHMETIC_OPERATORS = {"+", "-", "*", "/", "%"}
 # Alchemy's internal predicate ``substr(a, b)`` (a is a substring of b), used as
 # an atom: ``Atom("substr", (a, b))`` with no PredicateDecl (unless the user
@@ -222,7 +223,7 @@ class SetFeature:
          0.8  all(x, y in SameBib: Title(x, t) ^ Title(y, t))
         -0.3  min(x, y in SameBib: jaccard(x, y, Author, HasWordAuthor))
         -0.1  size(SameBib) >= 10
-        -0.4  distinct(v; x in SameBib: Venue(x, v)) >= 3
+        -0.4  distinct(u; x in SameBib: Venue(x, u)) >= 3
 
     ``variables``: the pair ``(x, y)`` (all, some, most, most_not, count,
     max, min), the member ``(x,)`` (distinct) or ``()`` (size). ``body``: the
@@ -242,9 +243,19 @@ class SetFeature:
     threshold: float | None = None
     fixed: bool = False
     pos: Pos | None = _pos()
+    link: bool = False          # a linkage feature (link sum/max/min/mean/fraction/count) over merges
+
+    @property
+    def is_pair_value(self) -> bool:
+        """``similarity(x, y in P: T)``: a pair feature (a sum over co-clustered pairs), not a set feature."""
+        return self.kind == "similarity"
 
     def describe(self, where: bool = True) -> str:
         where = f"{self.pos.file}:{self.pos.line}: " if where and self.pos is not None else ""
+        if self.link:
+            return f"{where}linkage feature link {self.kind}({', '.join(self.variables)} in {self.predicate})"
+        if self.kind == "candidates":
+            return f"{where}candidates({', '.join(self.variables)} in {self.predicate})"
         if self.kind == "size":
             head = f"size({self.predicate})"
         elif self.kind == "distinct":

@@ -446,7 +446,68 @@ def _check_database(db, mln) -> None:
             atom.pos,
         )
     _check_block_columns(cols, {n: d for n, d in predicates.items() if d.has_block})
+    _check_unknown_variables(cols)
+    _check_reflexive(cols, predicates)
     _check_function_values(db.function_values, mln.functions)
+
+
+def _check_reflexive(cols, predicates: Mapping[str, PredicateDecl]) -> None:
+    """``!Same(M4,M4)`` for a declared ``equivalence Same``: an equivalence is
+    reflexive, so the atom cannot be false (it was silently taken as true)."""
+    found = None
+    for (name, arity), rows in cols.preds.items():
+        decl = predicates.get(name)
+        if decl is None or not getattr(decl, "equivalence", False) or arity != 2 or not len(rows):
+            continue
+        bad = np.flatnonzero((rows.truth == 0) & (rows.args[:, 0] == rows.args[:, 1]))
+        if len(bad):
+            keys = rows.order_keys()
+            i = int(bad[np.argmin(keys[bad])])
+            if found is None or keys[i] < found[0]:
+                found = (int(keys[i]), rows, i)
+    if found is None:
+        return
+    _, rows, i = found
+    atom = cols.atom(rows, i)
+    raise _err(
+        EvidenceError,
+        f"the evidence contradicts the equivalence {rows.name}: {atom.atom} is given as false, but an equivalence "
+        f"is reflexive ({rows.name}(x, x) holds for every x); remove the line",
+        atom.pos,
+    )
+
+
+def _check_unknown_variables(cols) -> None:
+    """``?Smokes(x)`` reads like "every Smokes atom is unknown", but evidence
+    atoms are ground: ``x`` would be a constant. Refused, with the ways to say
+    what was meant (a lower-case constant elsewhere stays a constant)."""
+    unknown = [(name, rows) for (name, _), rows in cols.preds.items() if len(rows) and (rows.truth == -1).any()]
+    if not unknown:
+        return
+    lower = np.fromiter((c[:1].islower() for c in cols.consts), dtype=bool, count=len(cols.consts))
+    if not lower.any():
+        return
+    found = None
+    for name, rows in unknown:
+        bad = np.flatnonzero((rows.truth == -1) & lower[rows.args].any(axis=1)) if rows.args.shape[1] else []
+        if len(bad):
+            keys = rows.order_keys()
+            i = int(bad[np.argmin(keys[bad])])
+            if found is None or keys[i] < found[0]:
+                found = (int(keys[i]), name, rows, i)
+    if found is None:
+        return
+    _, name, rows, i = found
+    atom = cols.atom(rows, i)
+    var = next(a for a in atom.atom.args if a[:1].islower())
+    raise _err(
+        EvidenceError,
+        f"?{atom.atom}: '{var}' starts with a lower-case letter, as a variable does, but evidence atoms are ground "
+        f"('?' marks one atom unknown, and '{var}' would be a constant). To leave every {name} atom unknown, list "
+        f"none of them (open world) or name the predicate with --hidden {name} (mln learn); if '{var}' is a "
+        f"constant, capitalise it or quote it (\"{var}\")",
+        atom.pos,
+    )
 
 
 def _row_codes(args: np.ndarray) -> np.ndarray:

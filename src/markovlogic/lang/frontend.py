@@ -164,7 +164,8 @@ def _describe(tok) -> str:
 def _hint(tok, err: UnexpectedInput) -> str:
     expected = getattr(err, "expected", set()) or set()
     if tok.type == "OR" and "NAME" in expected:
-        return "'v' is the disjunction and cannot be used as a name"
+        return ("'v' is the disjunction (Alchemy's 'or') and cannot name a variable or a constant; "
+                "rename it, e.g. 'vn' or 'venue'")
     if tok.type in ("NAME", "NUMBER", "STRING") and ("AND" in expected or "OR" in expected):
         return "two formulas on one line? join them with a connective or put each on its own line"
     return ""

@@ -19,7 +19,8 @@ from pathlib import Path
 from ..errors import MarkovLogicError, MLNSemanticError, OptionError
 from ..model import MLN, Database
 from .aggregates import RawAggregate, extract_aggregates, parse_body
-from .ast import And, Atom, Compare, Const, FormulaDecl, FunctionDecl, Pos, PredicateDecl, Query, SetFeature, Var
+from .ast import (And, Atom, Compare, Const, FormulaDecl, Func, FunctionDecl, Not, Pos, PredicateDecl, Query,
+                  SetFeature, Var)
 from .checks import analyze_formula, check_database, check_queries, check_weight
 from .dbfast import parse_db_lines
 from .frontend import frontend
@@ -247,11 +248,17 @@ class MLNBuilder:
             raise _semantic(
                 f"a set-level feature clusters an equivalence predicate; '{raw.predicate}' is not one "
                 f"(it has arguments {', '.join(decl.arg_types) or 'none'})", raw.pred_pos)
-        for word in ("all", "some", "most", "count", "max", "min", "distinct", "size"):
+        for word in ("all", "some", "most", "count", "max", "min", "distinct", "size", "candidates", "similarity"):
             if word in self.predicates:
                 raise _semantic(f"'{word}' is declared as a predicate but also starts a set-level feature here; "
                                 "rename the predicate", raw.pos)
+        if raw.link or raw.kind == "candidates":
+            return self._link_feature(raw, decl)
         kind = raw.kind
+        if raw.op is not None and kind == "similarity":
+            raise _semantic("similarity(...) is a pair feature valued by its similarity; it takes no comparison "
+                            "(write a formula such as jaccard(x, y, P) >= 0.5 => Same(x, y) for a threshold)",
+                            raw.pos)
         if raw.op is not None and kind in ("all", "some", "most"):
             raise _semantic(f"{kind}(...) is true or false already; a comparison applies to count, max, min, "
                             "size and distinct", raw.pos)
@@ -263,7 +270,7 @@ class MLNBuilder:
                 raise _semantic(f"{kind} ranges over pairs: write two different variables, "
                                 f"{kind}(x, y in {raw.predicate}: ...)", raw.pos)
             if kind == "distinct" and raw.value_var == raw.variables[0]:
-                raise _semantic("distinct counts a variable other than the member's: distinct(v; x in P: ...)",
+                raise _semantic("distinct counts a variable other than the member's: distinct(u; x in P: ...)",
                                 raw.pos)
             body, term = parse_body(raw)
             # the pair (or member) variables take the predicate's type
@@ -284,6 +291,52 @@ class MLNBuilder:
         return SetFeature(
             kind=kind, predicate=raw.predicate, weight=raw.weight, variables=tuple(raw.variables), body=body,
             term=term, value_var=raw.value_var, op=raw.op, threshold=raw.threshold, fixed=raw.fixed, pos=raw.pos,
+        )
+
+    def _link_feature(self, raw: RawAggregate, decl) -> SetFeature:
+        """A linkage feature (``link sum|max|min|mean|fraction|count(x, y in P: ...)``) or the
+        candidate pairs (``candidates(x, y in P: condition)``)."""
+        kind = raw.kind
+        what = f"link {kind}" if raw.link else kind
+        if kind == "candidates":
+            if raw.weight is not None:
+                raise _semantic("candidates(...) declares the pairs compared at all; it takes no weight", raw.pos)
+        else:
+            check_weight(raw.weight, raw.pos, "linkage feature")
+        if raw.op is not None:
+            raise _semantic(f"{what}(...) takes no comparison; its value is the aggregate itself", raw.pos)
+        if len(raw.variables) != 2 or raw.variables[0] == raw.variables[1]:
+            raise _semantic(f"{what} ranges over pairs: write two different variables, "
+                            f"{what}(x, y in {raw.predicate}: ...)", raw.pos)
+        body, term = parse_body(raw)
+        x, y = Var(raw.variables[0]), Var(raw.variables[1])
+        special = None
+        if term is not None and isinstance(term, Func) and term.name == "score":
+            if len(term.args) != 2 or {getattr(a, "name", None) for a in term.args} != {x.name, y.name}:
+                raise _semantic(f"score takes the pair's two variables: score({x.name}, {y.name})", raw.body_pos)
+            special = "score"
+        inner = body
+        if isinstance(inner, Not):
+            inner = inner.body
+        if isinstance(inner, Atom) and inner.predicate == "linked" and "linked" not in self.predicates:
+            if kind not in ("fraction", "count") or len(inner.args) != 2 or \
+                    {getattr(a, "name", None) for a in inner.args} != {x.name, y.name}:
+                raise _semantic(f"linked(x, y) (a candidate pair) is a condition of link fraction and link count, "
+                                f"over the pair's two variables", raw.body_pos)
+            special = "linked"
+        if special is None:
+            check = body if body is not None else Compare("=", term, Const("0"))
+            check = And(Atom(raw.predicate, (x, y)), check)
+            analysis = analyze_formula(check, self.predicates, self.functions)
+            for type_name, const in analysis.constants:
+                self.add_constant(type_name, const)
+            used = _predicates_in(body) if body is not None else set()
+            if raw.predicate in used:
+                raise _semantic(f"the condition of {what} cannot use {raw.predicate} itself "
+                                "(it is what the clusters decide)", raw.body_pos)
+        return SetFeature(
+            kind=kind, predicate=raw.predicate, weight=raw.weight, variables=tuple(raw.variables), body=body,
+            term=term, value_var=None, op=None, threshold=None, fixed=raw.fixed, pos=raw.pos, link=raw.link,
         )
 
     # -------------------------------------------------------------- formulas

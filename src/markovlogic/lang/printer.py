@@ -185,11 +185,15 @@ def format_set_feature(f) -> str:
     weight = ""
     if f.weight is not None:
         weight = ("@" if f.fixed else "") + _format_weight(f.weight) + " "
+    if getattr(f, "link", False) or f.kind == "candidates":
+        inner = format_term(f.term) if f.term is not None else format_formula(f.body)
+        prefix = "link " if getattr(f, "link", False) else ""
+        return f"{weight}{prefix}{f.kind}({', '.join(f.variables)} in {f.predicate}: {inner})"
     if f.kind == "size":
         head = f"size({f.predicate})"
     elif f.kind == "distinct":
         head = f"distinct({f.value_var}; {f.variables[0]} in {f.predicate}: {format_formula(f.body)})"
-    elif f.kind in ("max", "min"):
+    elif f.kind in ("max", "min", "similarity"):
         head = f"{f.kind}({', '.join(f.variables)} in {f.predicate}: {format_term(f.term)})"
     else:
         kind, body = f.kind, f.body

@@ -44,7 +44,7 @@ _METHOD_OPTIONS = {
     "mira": {"map_method", "C", "init", "max_seconds"},
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
-                   "max_seconds", "average", "start", "init", "trace_every"},
+                   "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log"},
 }
 
 
@@ -143,12 +143,14 @@ def ground_training(
         from ..distributed.learn import ground_databases
 
         return ground_databases(mln, worlds, queries, current())
+    from .. import progress
     from ..parallel.grounding import ground_network
     from ..parallel.tasks import each
 
     # one training world per thread (DuckDB's queries and the numpy work release the GIL)
-    return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
-                worlds)
+    with progress.task(f"grounding {len(worlds)} training database{'s' if len(worlds) > 1 else ''}"):
+        return each(lambda db: ground_network(mln, [db], queries, allow_unweighted=True, truth_closed_world=True),
+                    worlds)
 
 
 def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> "LearnedModel":
@@ -160,8 +162,27 @@ def learn_model(mln: "MLN", dbs: "Sequence[Database] | Database", **options) -> 
     from ..parallel.options import pop_options, using
 
     parallel = pop_options(options)
+    if parallel.on_ray:
+        from ..model import Database
+
+        several = not isinstance(dbs, Database) and len(list(dbs)) > 1
+        if not (options.get("multiple_databases") and several):
+            raise OptionError("ray_address: learning and its inference run on this machine; only the grounding of "
+                              "several training databases (multiple_databases=True, two or more databases) goes "
+                              "to a Ray cluster")
+    from .. import jit
+
+    jit.watch()
+    before = jit.compile_seconds()
     with using(parallel):
-        return _learn_model(mln, dbs, **options)
+        model = _learn_model(mln, dbs, **options)
+    spent = jit.compile_seconds() - before
+    if spent > 0:            # kernel compilation (first run) is not learning time
+        model.result.stats["compile_seconds"] = spent
+        take = min(spent, model.learn_seconds)
+        model.learn_seconds -= take
+        model.ground_seconds = max(0.0, model.ground_seconds - (spent - take))
+    return model
 
 
 def _learn_model(
@@ -229,6 +250,11 @@ def _learn_model(
     if method not in METHODS:
         raise OptionError(f"unknown learning method {method!r}; choose one of {', '.join(METHODS)}")
     _check_numbers(iterations, prior_stddev)
+    if (em is not None or hidden) and method not in ("dn", "scg"):
+        # checked before samplerank and piecewise branch off: they would ignore them
+        given = " and ".join(f for f, v in (("--hidden", hidden), (f"--em {em}", em)) if v)
+        raise OptionError(f"{given}: --hidden and --em apply to --method dn or scg (learning with unknown atoms), "
+                          f"not {method}")
     kwargs = _learner_options(method, options)
     if method == "piecewise":
         from .piecewise import PiecewiseOptions, learn_piecewise_model
@@ -249,8 +275,24 @@ def _learn_model(
             kwargs.setdefault("epochs", int(iterations))
         if prior_stddev is not None:
             raise OptionError("--prior-stddev does not apply to samplerank (its margin and C bound the steps)")
-        options_sr = SampleRankOptions(**kwargs).check()
+        inference = kwargs.pop("inference", None)
+        log = kwargs.pop("log", None)
         kind, chosen = samplerank_kind(mln, query_predicates)
+        if kind == "clusters" and inference in (None, "agglomerative"):
+            from .merge_rank import learn_merge_rank_options, learn_merge_rank_model
+
+            _check_truth(dbs, chosen, multiple_databases)
+            return learn_merge_rank_model(mln, dbs, query_predicates=query_predicates,
+                                          multiple_databases=multiple_databases, seed=seed, callback=callback,
+                                          options=learn_merge_rank_options(kwargs), log=log)
+        if inference not in (None, "mh"):
+            raise OptionError(f"samplerank trains for the inference it serves: --inference agglomerative (the default "
+                              f"over an equivalence predicate) or mh, not {inference!r}"
+                              + ("" if kind == "clusters" else " (over ordinary atoms it walks MH chains: leave "
+                                 "--inference out)"))
+        if kind != "clusters" and inference is not None:
+            raise OptionError("--inference applies to samplerank over an equivalence predicate (agglomerative or mh)")
+        options_sr = SampleRankOptions(**kwargs).check()
         _check_truth(dbs, chosen, multiple_databases)
         if kind == "clusters":
             from .samplerank import learn_samplerank_model
@@ -332,6 +374,7 @@ def _learn_model(
     if drop_hard:
         learned = _with_hard(learned, original)
         text = learned.to_string()
+    learned.remember_source(text)       # MLN.save writes it as it is (split formulas' comments kept)
     return LearnedModel(
         mln=learned,
         text=text,

@@ -76,8 +76,8 @@ def training_world(net: GroundNetwork, which: int = 0) -> np.ndarray:
         more = f" and {len(unknown) - _EXAMPLES} more" if len(unknown) > _EXAMPLES else ""
         raise LearningError(
             f"the training data{where} leaves {len(unknown)} atom(s) unknown ({names}{more}): "
-            "weight learning needs the truth value of every non-evidence atom "
-            "(learning with hidden atoms, EM, is not supported); remove the '?' atoms "
+            "this learner needs the truth value of every non-evidence atom ('?' atoms of query predicates are "
+            "learned by --method dn or scg, or --em hard|soft); remove the '?' atoms "
             "or make their predicates closed-world"
         )
     return net.truth.astype(bool)

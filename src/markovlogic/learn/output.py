@@ -116,6 +116,33 @@ def _weight(w: float) -> str:
     return repr(float(w))
 
 
+def _merged_weight(model: ClausalModel, original_compiled: list, ks: list[int], compiled, by_formula: dict,
+                   coefficients: np.ndarray, params: np.ndarray) -> float | None:
+    """The weight of a split formula when its clauses' learned weights are in
+    the proportions of the split (equal for Alchemy's ``w / k``): then the
+    formula as the user wrote it, with that weight, is the same model. None
+    otherwise (or for ``+`` formulas)."""
+    if not original_compiled:
+        original_compiled.extend(compile_mln_detailed(model.original))
+    weights = []
+    for k in ks:
+        ids = by_formula.get(k, [])
+        [t] = compiled[k].templates
+        if len(ids) != 1 or t.plus_vars:
+            return None
+        i, clause = model.origin[k]
+        scales = [u.weight_scale for u in original_compiled[i].templates if u.clause_index == clause]
+        if len(scales) != 1 or scales[0] == 0:
+            return None
+        weights.append(float(coefficients[ids[0]] * params[ids[0]]) / scales[0])
+    if not weights:
+        return None
+    w = weights[0]
+    if all(abs(x - w) <= 1e-9 * max(1.0, abs(w)) for x in weights):
+        return w
+    return None
+
+
 def learned_mln_text(
     model: ClausalModel,
     param_info: tuple[WeightParam, ...],
@@ -134,6 +161,7 @@ def learned_mln_text(
     for k, (i, _) in enumerate(model.origin):
         pieces.setdefault(i, []).append(k)
 
+    original_compiled: list = []
     header = MLN(types=dict(mln.types), predicates=dict(mln.predicates), functions=dict(mln.functions), formulas=[])
     lines = print_mln(header).rstrip("\n").split("\n") if (mln.types or mln.predicates or mln.functions) else []
     if lines and lines[-1] != "":
@@ -163,6 +191,11 @@ def learned_mln_text(
                     w = coefficients[j] * params[j] if single else params[j]
                     lines.append(f"{prefix}{_weight(w)}  {param_info[j].name}")
                 lines.append("")
+            continue
+        merged = _merged_weight(model, original_compiled, ks, compiled, by_formula, coefficients, params)
+        if merged is not None:
+            # every clause kept the formula's proportions: the formula as written, with its weight
+            lines.append(format_formula_decl(replace(decl, weight=merged)))
             continue
         lines.append("// " + format_formula_decl(decl))
         for k in ks:

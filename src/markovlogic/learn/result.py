@@ -15,13 +15,15 @@ class TraceRow:
     """One iteration of a learner.
 
     ``objective`` is what the method reports (see ``LearnResult.objective_name``);
-    ``params`` the full parameter vector after the iteration.
+    ``params`` the full parameter vector after the iteration; ``seconds`` the
+    time since learning started, or None where the learner does not time its
+    rows (written as an empty cell by ``--trace``, never as 0.0).
     """
 
     iteration: int
     objective: float
     params: np.ndarray
-    seconds: float = 0.0
+    seconds: float | None = None
     info: dict = field(default_factory=dict)   # method-specific: lambda, step, loss, ...
 
 
@@ -45,7 +47,8 @@ class LearnResult:
         return ["iteration", "objective", "seconds"] + [p.name for p in self.param_info]
 
     def trace_rows(self) -> list[list[float]]:
-        return [[r.iteration, r.objective, r.seconds, *r.params.tolist()] for r in self.trace]
+        return [[r.iteration, r.objective, "" if r.seconds is None else r.seconds, *r.params.tolist()]
+                for r in self.trace]
 
 
 # A learner reports each iteration to ``callback(row)``; returning True stops it.

@@ -81,7 +81,9 @@ def resolve_world(
     for opt, names in (("-c", closed_opt), ("-o", open_opt)):
         for name in names:
             if name not in mln.predicates:
-                raise OptionError(f"{opt}: predicate {name!r} is not declared")
+                hint = (" (-o/--open lists open-world predicates, as in Alchemy's infer; the result file is -r)"
+                        if opt == "-o" else "")
+                raise OptionError(f"{opt}: predicate {name!r} is not declared{hint}")
     both = sorted(set(closed_opt) & set(open_opt))
     if both:
         raise OptionError(f"predicate(s) {', '.join(both)} listed both closed-world (-c) and open-world (-o)")

@@ -1,0 +1,309 @@
+"""Entity resolution on the five benchmarks of ``../shared/data/er`` and on
+Cora: the Markov logic recipe of ``examples/er`` against the baselines of
+the data's protocol, per fold, scored by the same code.
+
+    python -m bench.workloads.er [--root DIR] [--datasets A,B] [--folds 1-3] [--systems ...] [--json OUT.json]
+
+Protocol (``../shared/data/er/README.md``): per dataset and test fold N,
+train on the other two folds, test on fold N; every threshold, offset or
+hyperparameter is chosen on the training folds only (each training fold is
+blocked and scored as a test fold would be; learned scores on a training
+fold come from a model fit on the other training fold), maximising pooled
+pairwise F1. Candidate pairs (all systems): records sharing a word of the
+blocking fields with document frequency at most max(30, 1 %) among the
+fold's records; clean-clean sets: across sources only.
+
+Systems: ``lr_closure`` (logistic regression on the protocol's pair
+features, probability threshold, transitive closure), ``lr_cc`` (the same
+log-odds plus an offset, greedy correlation clustering, non-candidate pairs
+-5), ``splink`` (Splink 5, unsupervised, where installed), ``mln`` (the
+recipe).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench import er_data as E
+from bench.harness import REPO_ROOT, RESULTS_DIR
+
+DEFAULT_ROOT = REPO_ROOT.parent / "shared" / "data" / "er"
+THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.05), 2)
+OFFSETS = np.arange(-2.0, 4.01, 0.5)
+
+
+# ---------------------------------------------------------------- folds
+
+
+class FoldData:
+    """Records of one fold: positions, candidate pairs, features, labels."""
+
+    def __init__(self, ds: E.Dataset, fold: int):
+        self.fold = fold
+        self.members = np.flatnonzero(ds.fold == fold)
+        self.n = len(self.members)
+        self.i, self.j = E.candidates(ds, self.members)
+        self.x = E.baseline_features(ds, self.members, self.i, self.j)
+        self.gold = ds.cluster[self.members]
+        self.y = (self.gold[self.i] == self.gold[self.j]).astype(np.int64)
+
+    def blocking_recall(self) -> float:
+        tp, _, gp = E.pair_counts(self.gold, self.gold)
+        return float(self.y.sum()) / gp if gp else 1.0
+
+
+def _fit_lr(folds: list[FoldData]):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x = np.vstack([f.x for f in folds])
+    y = np.concatenate([f.y for f in folds])
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
+    model.fit(x, y)
+    return model
+
+
+def _logodds(model, f: FoldData) -> np.ndarray:
+    if len(f.i) == 0:
+        return np.zeros(0)
+    return model.decision_function(f.x)
+
+
+def _closure_labels(f: FoldData, z: np.ndarray, p: float) -> np.ndarray:
+    return E.closure(f.n, f.i, f.j, z >= np.log(p / (1 - p)))
+
+
+def _cc_labels(f: FoldData, z: np.ndarray, offset: float) -> np.ndarray:
+    return E.greedy_cc(f.n, f.i, f.j, z + offset)
+
+
+def _pooled_f1(parts) -> float:
+    tp = pp = gp = 0
+    for labels, gold in parts:
+        a, b, c = E.pair_counts(labels, gold)
+        tp, pp, gp = tp + a, pp + b, gp + c
+    return E.prf(tp, pp, gp)[2]
+
+
+def run_baselines(ds: E.Dataset, test: int, cache: dict) -> list[dict]:
+    """lr_closure and lr_cc on one test fold."""
+    def fold(k):
+        if k not in cache:
+            cache[k] = FoldData(ds, k)
+        return cache[k]
+
+    train = [k for k in ds.folds() if k != test]
+    t0 = time.process_time()
+    # scores on each training fold from a model fit on the other training fold(s)
+    inner = []
+    for k in train:
+        others = [fold(o) for o in train if o != k]
+        m = _fit_lr(others)
+        inner.append((fold(k), _logodds(m, fold(k))))
+    best_p = max(THRESHOLDS, key=lambda p: (_pooled_f1([(_closure_labels(f, z, p), f.gold) for f, z in inner]), -p))
+    best_o = max(OFFSETS, key=lambda o: (_pooled_f1([(_cc_labels(f, z, o), f.gold) for f, z in inner]), -o))
+    model = _fit_lr([fold(k) for k in train])
+    tf = fold(test)
+    z = _logodds(model, tf)
+    choose_s = time.process_time() - t0
+    rows = []
+    for system, labels, hp in (("lr_closure", _closure_labels(tf, z, best_p), {"threshold": float(best_p)}),
+                               ("lr_cc", _cc_labels(tf, z, best_o), {"offset": float(best_o)})):
+        r = {"dataset": ds.name, "fold": test, "system": system, **E.scores(labels, tf.gold),
+             "hyperparameters": hp, "blocking_recall": tf.blocking_recall(), "cpu_s": choose_s}
+        rows.append(r)
+    return rows
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _folds(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.extend(range(int(a), int(b) + 1))
+        elif part:
+            out.append(int(part))
+    return out
+
+
+def summarise(rows: list[dict]) -> dict:
+    out: dict = {}
+    for r in rows:
+        d = out.setdefault(r["dataset"], {}).setdefault(r["system"], {"folds": {}})
+        d["folds"][str(r["fold"])] = {k: r[k] for k in ("pairwise_f1", "pairwise_precision", "pairwise_recall",
+                                                          "b3_f1", "hyperparameters", "blocking_recall", "cpu_s")
+                                      if k in r}
+    for ds, systems in out.items():
+        for name, d in systems.items():
+            fs = list(d["folds"].values())
+            for k in ("pairwise_f1", "pairwise_precision", "pairwise_recall", "b3_f1"):
+                d[k] = float(np.mean([f[k] for f in fs]))
+    return out
+
+
+def table(summary: dict) -> str:
+    lines = ["| dataset | system | pair P | pair R | pair F1 | B3 F1 | F1 per fold |", "|---|---|---|---|---|---|---|"]
+    for ds, systems in summary.items():
+        for name, d in systems.items():
+            per = " ".join(f"{d['folds'][k]['pairwise_f1']:.3f}" for k in sorted(d["folds"]))
+            lines.append(f"| {ds} | {name} | {d['pairwise_precision']:.3f} | {d['pairwise_recall']:.3f} | "
+                         f"{d['pairwise_f1']:.3f} | {d['b3_f1']:.3f} | {per} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.workloads.er", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=str(DEFAULT_ROOT))
+    ap.add_argument("--datasets", default=None)
+    ap.add_argument("--folds", default="1-3")
+    ap.add_argument("--systems", default="lr_closure,lr_cc,mln")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--verbose", action="store_true", help="print the learner's progress")
+    args = ap.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
+    root = Path(args.root)
+    names = args.datasets.split(",") if args.datasets else sorted(p.name for p in root.iterdir()
+                                                                  if (p / "records.csv").exists())
+    roots = {name: root for name in names}
+    if args.root == str(DEFAULT_ROOT) and (args.datasets is None or any(n.startswith("cora_") for n in names)):
+        # Cora's two tasks, written in this layout once (bench/er_cora.py)
+        from bench.er_cora import make
+
+        for d in make(RESULTS_DIR / "er_cora"):
+            roots[d.name] = d.parent
+            if args.datasets is None:
+                names.append(d.name)
+    rows = []
+    for name in names:
+        ds = E.load(roots.get(name, root) / name, name)
+        cache: dict = {}
+        systems = args.systems.split(",")
+        for k in _folds(args.folds):
+            t = time.perf_counter()
+            out = []
+            if "lr_closure" in systems or "lr_cc" in systems:
+                out += [r for r in run_baselines(ds, k, cache) if r["system"] in systems]
+            if "mln" in systems:
+                out.append(run_mln(ds, k))
+            for r in out:
+                rows.append(r)
+                print(f"{name} fold {k} {r['system']:10s} P {r['pairwise_precision']:.3f} R {r['pairwise_recall']:.3f} "
+                      f"F1 {r['pairwise_f1']:.3f} B3 {r['b3_f1']:.3f} {r['hyperparameters']} "
+                      f"({time.perf_counter() - t:.1f} s)", flush=True)
+    summary = summarise(rows)
+    print(table(summary))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=1))
+
+
+# ---------------------------------------------------------------- the recipe (mln)
+
+TEMPLATE = REPO_ROOT / "examples" / "er" / "template.mln"
+META_COLUMNS = ("id", "source", "orig_id")
+VERBOSE = False      # the er layout's own columns, not fields
+
+
+def recipe_fields(ds: E.Dataset, members: np.ndarray):
+    """The recipe's fields: every column of records.csv but the layout's own,
+    kinds read from the given records (training records only)."""
+    from markovlogic.derive.records import infer_kinds
+
+    frame = ds.records.iloc[members]
+    cols = [c for c in ds.records.columns if c not in META_COLUMNS]
+    cols = [c for c in cols if (frame[c].astype(str).str.strip() != "").any()]
+    return infer_kinds(frame, cols)
+
+
+def _block_columns(ds: E.Dataset) -> list[str]:
+    return [ds.columns[f] for f in ds.block if f in ds.columns]
+
+
+def fold_evidence(ds: E.Dataset, fold: int, fields, truth: bool) -> str:
+    """Evidence of one fold's records (derived on those records alone: their
+    document frequencies), with its true Same atoms when ``truth``."""
+    from markovlogic.derive.records import records_to_db_text
+
+    members = np.flatnonzero(ds.fold == fold)
+    frame = ds.records.iloc[members]
+    text, _, decls = records_to_db_text(frame, "id", fields, source="source" if ds.clean_clean else None,
+                                        block=_block_columns(ds))
+    if truth:
+        gold = ds.cluster[members]
+        ids = ds.ids[members]
+        order = np.argsort(gold, kind="stable")
+        lines = []
+        g_sorted = gold[order]
+        bounds = np.flatnonzero(np.diff(g_sorted)) + 1
+        for part in np.split(order, bounds):
+            if len(part) > 1:
+                names = sorted(ids[part])
+                for a in range(len(names)):
+                    for b in range(a + 1, len(names)):
+                        lines.append(f"Same({names[a]},{names[b]})")
+        text += "\n".join(lines) + ("\n" if lines else "")
+    return text, decls
+
+
+def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
+    """The recipe on one test fold: fill the template with the fields of the
+    training records, learn on the training folds (one world each), cluster the
+    test fold by agglomerative MAP, score with the baselines' code."""
+    import resource
+
+    from markovlogic import MLN, Database
+    from markovlogic.derive.records import fill_template
+    from markovlogic.learn.api import learn_model
+
+    train = [k for k in ds.folds() if k != test]
+    train_members = np.flatnonzero(np.isin(ds.fold, train))
+    fields = recipe_fields(ds, train_members)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    texts = {}
+    decls = None
+    for k in ds.folds():
+        texts[k], d = fold_evidence(ds, k, fields, truth=(k != test))
+        decls = decls or d
+    model_text = fill_template(TEMPLATE.read_text(), fields, source=ds.clean_clean,
+                               declarations=decls, frame=ds.records.iloc[train_members])
+    mln = MLN.from_string(model_text)
+    dbs = [Database.from_string(texts[k], mln=mln) for k in train]
+    learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                          log=log if VERBOSE else None)
+    learn_s = time.perf_counter() - t0
+    learn_cpu = time.process_time() - c0
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    test_db = Database.from_string(texts[test], mln=learned.mln)
+    answer = learned.mln.map(test_db, queries="Same", method="agglomerative")
+    infer_s = time.perf_counter() - t1
+    infer_cpu = time.process_time() - c1
+    part = answer.parts[0]
+    members = np.flatnonzero(ds.fold == test)
+    pos = {r: i for i, r in enumerate(ds.ids[members])}
+    labels = np.arange(len(members))
+    for i, name in enumerate(part.model.mention_names):
+        labels[pos[name]] = len(members) + int(part.labels[i])
+    stats = learned.result.stats
+    r = {"dataset": ds.name, "fold": test, "system": "mln", **E.scores(labels, ds.cluster[members]),
+         "hyperparameters": {k: stats.get(k) for k in ("update", "epochs", "C", "l2", "calibration_shift")},
+         "train_pairwise_f1": stats.get("final_train_pairwise_f1"), "learn_s": learn_s, "learn_cpu_s": learn_cpu,
+         "infer_s": infer_s, "infer_cpu_s": infer_cpu,
+         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+         "blocking_recall": part.model.stats.get("candidate_pairs") and None}
+    return r
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
