@@ -15,7 +15,8 @@ the model (weights and the MAP parses of the corpus, the knowledge base)
 atomically, and on request the ontology and the clusters as text. ``parse``
 prints the MAP semantic parses of new sentences; ``ask`` answers questions
 from the model's knowledge base (with OntoUSP's hierarchy unless ``--flat``).
-Progress goes to standard error; mistakes in the input exit with status 2.
+Progress is shown on a terminal (standard error) and nowhere else; mistakes
+in the input exit with status 2.
 """
 
 from __future__ import annotations
@@ -27,17 +28,18 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
 from ..errors import OptionError
 from ..io import check_outputs, write_text_atomic
-from .common import _existing, peak_mb, split_list
+from .common import LazyConsole, _existing, peak_mb, split_list
 
-console = Console(stderr=True, highlight=False)
-out = Console(highlight=False, soft_wrap=True)
+console = LazyConsole(stderr=True, highlight=False)
+out = LazyConsole(highlight=False, soft_wrap=True)
 
-app = typer.Typer(help="Unsupervised semantic parsing (USP) and ontology induction (OntoUSP) from CoNLL-U trees.",
-                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+HELP = "Unsupervised semantic parsing (USP) and ontology induction (OntoUSP) from CoNLL-U dependency trees."
+app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120,
+                                    "show_default": True})
 
 
 def _cpu() -> float:
@@ -76,9 +78,10 @@ def learn_command(
     onto_m: float = typer.Option(5.0, "--onto-m", help="OntoUSP: weight m of the parent in the m-estimates."),
     onto_tp: float = typer.Option(0.02, "--onto-tp", help="OntoUSP: least probability an abstract property keeps."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures (operations, seconds, memory) as JSON."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line either."),
 ) -> None:
     """Learn a USP (or OntoUSP) model from dependency trees."""
+    from .. import progress
     from ..usp import OntoOptions, USPOptions, learn, read_corpus
     from ..usp.model import ontology_text
 
@@ -92,16 +95,10 @@ def learn_command(
     check_outputs({"model": output, "ontology file": ontology, "clusters file": clusters, "stats file": stats_json},
                   [str(p) for p in paths])
     t0, c0 = time.perf_counter(), _cpu()
-    qlf = read_corpus(paths)
-    if not quiet:
-        console.print(f"read {qlf.n_sentences:,} sentences, {qlf.n_nodes:,} QLF nodes "
-                      f"({time.perf_counter() - t0:.1f} s)")
-
-    def progress(msg: str) -> None:
-        if not quiet:
-            console.print(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
-
-    model = learn(qlf, options, onto=onto_options, progress=progress)
+    with progress.task("reading the corpus"):
+        qlf = read_corpus(paths)
+    with progress.task(f"USP-Learn on {qlf.n_sentences:,} sentences") as bar:
+        model = learn(qlf, options, onto=onto_options, progress=lambda msg: bar.update(detail=msg))
     model.save(output)
     if ontology is not None:
         write_text_atomic(ontology, ontology_text(model))
@@ -116,11 +113,12 @@ def learn_command(
                "objective_start": u["objective_start"], "objective_end": u["objective_end"],
                "abstract_concepts": len(model.ontology.abstract), "isa_links": len(model.ontology.parent),
                "wall_seconds": wall, "cpu_seconds": cpu, "peak_mb": peak_mb()}
-    console.print(f"{figures['clusters']:,} clusters ({figures['clusters_with_several_forms']:,} of several forms), "
-                  f"{u['merges']:,} merges, {u['composes']:,} compositions, {u['role_merges']:,} argument-type merges"
-                  + (f", {figures['abstract_concepts']:,} abstract concepts over {figures['isa_links']:,} clusters"
-                     if onto else "")
-                  + f"; wrote {output} ({wall:.1f} s wall, {cpu:.1f} s CPU, peak {figures['peak_mb']:.0f} MiB)")
+    if not quiet:
+        console.print(f"{figures['clusters']:,} clusters ({figures['clusters_with_several_forms']:,} of several forms), "
+                      f"{u['merges']:,} merges, {u['composes']:,} compositions, {u['role_merges']:,} argument-type merges"
+                      + (f", {figures['abstract_concepts']:,} abstract concepts over {figures['isa_links']:,} clusters"
+                         if onto else "")
+                      + f"; wrote {output} ({wall:.1f} s wall, {cpu:.1f} s CPU, peak {figures['peak_mb']:.0f} MiB)")
     if stats_json is not None:
         write_text_atomic(stats_json, json.dumps(figures, indent=2) + "\n")
 
@@ -147,16 +145,23 @@ def parse_command(
     paths = _corpus_paths(input)
     check_outputs({"output": output, "stats file": stats_json}, [str(p) for p in paths] + [str(model_path)])
     t0, c0 = time.perf_counter(), _cpu()
-    model = _load(model_path)
+    from .. import progress
+
+    with progress.task("reading the model"):
+        model = _load(model_path)
     model.smoothed = not flat
     qlf = build_qlf(read_conllu_files(paths), model.vocab)
     parser = Parser(model)
     lines = []
     n_parts = 0
-    for s in range(qlf.n_sentences):
-        p = parser.parse_sentence(qlf, s)
-        n_parts += len(p.parts)
-        lines += _parse_lines(model, qlf, p)
+    from .. import progress
+
+    with progress.task("USP-Parse", total=qlf.n_sentences) as bar:
+        for s in range(qlf.n_sentences):
+            p = parser.parse_sentence(qlf, s)
+            n_parts += len(p.parts)
+            lines += _parse_lines(model, qlf, p)
+            bar.advance()
     text = "\n".join(lines) + "\n"
     if output is None:
         out.print(text, end="", markup=False)
@@ -211,7 +216,10 @@ def ask_command(
         raise OptionError("--max-answers must be >= 0")
     check_outputs({"stats file": stats_json}, [str(model_path)] + ([str(question_file)] if question_file else []))
     t0, c0 = time.perf_counter(), _cpu()
-    model = _load(model_path)
+    from .. import progress
+
+    with progress.task("reading the model"):
+        model = _load(model_path)
     model.smoothed = not flat
     kb = KnowledgeBase(model, ontology=not flat)
     answered = 0
@@ -240,4 +248,4 @@ def ask_command(
 
 
 def register(parent: typer.Typer) -> None:
-    parent.add_typer(app, name="usp")
+    parent.add_typer(app, name="usp", short_help=HELP)
