@@ -39,6 +39,22 @@ matches the same way and returns the verb's dependent of the asked function
 dependent of the given function, else ignores the sentence. USP, OntoUSP and
 KW-SYN return only answers headed by a noun, proper noun or number ("what"
 asks for a thing); KW returns text and is judged on it as it is.
+
+Measured 2026-11-27 (``python -m bench.workloads.usp --json usp.json``,
+machine shared, load 6-9): USP-Learn 445 s wall / 210 s CPU, OntoUSP 44 s /
+26 s, peak 538 MiB; about 25 minutes for the whole run (two learnings).
+
+    test SRI (PU / CO / F1, frame F1)        QA, test questions (answered / correct / accuracy)
+    usp                 91.00 73.70 81.44  76.01    usp       255 232 91.0 %
+    ontousp             90.86 74.56 81.91  76.01    ontousp   260 236 90.8 %
+    syntactic_function  86.97 78.05 82.27  87.90    kw        205 147 71.7 %
+    one_per_lemma       38.80 100.0 55.91  87.90    kw_syn     96  90 93.8 %
+    usp, no COMPOSE     90.41 77.35 83.38  78.34    usp, no COMPOSE  265 236 89.1 %
+
+``usp``/``ontousp`` use the thesis's operators and defaults; "no COMPOSE"
+(``ablations`` in the JSON) is the configuration dev chose (dev F1 82.53
+against 80.75 with COMPOSE, the baseline 81.44). examples/usp/README.md says
+what the figures mean.
 """
 
 from __future__ import annotations
