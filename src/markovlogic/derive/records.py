@@ -23,6 +23,9 @@ column in CamelCase (``phone_number`` -> ``PhoneNumber``). Kinds:
 ``digits``  digits only (telephone numbers): ``<P>(record, V_4042311368)``
 ==========  ==============================================================
 
+Every field also writes ``Has<P>(record)`` for the records that have a value
+(so a model can tell "both present and different" from "missing").
+
 Without a kind, a field is ``number`` when every non-empty value is a
 number, else ``text``. An empty cell writes nothing (a missing value). With
 ``--source COLUMN``, ``Source(record, S_<value>)`` (clean-clean data: the
@@ -165,9 +168,13 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
     counts: dict[str, int] = {}
     decls: list[str] = []
 
-    def emit(pred: str, rows, values, decl: str):
+    def emit(pred: str, rows, values, decl: str, unary: bool = False):
         rows = np.asarray(rows)
-        text = pred + "(" + const.to_numpy()[rows] + "," + np.asarray(values, dtype=object) + ")"
+        if unary:
+            text = pred + "(" + const.to_numpy()[rows] + ")"
+            decl = f"{pred}(record)"
+        else:
+            text = pred + "(" + const.to_numpy()[rows] + "," + np.asarray(values, dtype=object) + ")"
         parts.append(pd.Series(text))
         counts[pred] = counts.get(pred, 0) + len(rows)
         if decl not in decls:
@@ -179,13 +186,16 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
         emit("Source", np.flatnonzero(keep), ("S_" + _value(s[keep])).to_numpy(), "Source(record, source)")
     used = {}
     for f in fields:
-        for name in ([f"HasWord{f.predicate}", f"{f.predicate}Text"] if (f.kind or "text") == "text" else
-                     [f.predicate, f"{f.predicate}Num"]):
+        for name in ([f"HasWord{f.predicate}", f"{f.predicate}Text", f"Has{f.predicate}"]
+                     if (f.kind or "text") == "text" else [f.predicate, f"{f.predicate}Num", f"Has{f.predicate}"]):
             if name in used:
                 raise OptionError(f"--fields: {f.column} and {used[name]} both write {name}")
             used[name] = f.column
         s = frame[f.column].astype(str)
         present = s.str.strip() != ""
+        if present.any():
+            emit(f"Has{f.predicate}", np.flatnonzero(present.to_numpy()), np.array([], dtype=object), "",
+                 unary=True)
         kind = f.kind
         if kind is None:
             vals = s[present].str.strip()
