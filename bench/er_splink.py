@@ -8,8 +8,8 @@ without labels, its normal use:
 
 * comparisons (Splink's default levels unless ``SplinkOptions`` says
   otherwise): ``JaroWinklerAtThresholds`` on the main field (its
-  ``records.csv`` text, lower-cased, whitespace collapsed, the main fields
-  joined: imdb_tmdb title + name), ``ArrayIntersectAtSizes`` on the main
+  ``records.csv`` text as given, the main fields joined by a space:
+  imdb_tmdb title + name), ``ArrayIntersectAtSizes`` on the main
   field's words (the ``HasWord`` constants), ``JaccardAtThresholds`` on every
   other text field (its text), ``ExactMatch`` on every value field (the
   evidence's value constants, e.g. imdb_tmdb ``Year`` = startYear |
@@ -24,8 +24,11 @@ without labels, its normal use:
 * u by random sampling (``max_pairs`` 1e7, seed 0);
 * m by EM blocked on each record's rarest word (default: the word of
   ``rare_toks`` of lowest document frequency, ties by the word; Splink's EM
-  refuses exploding rules); where EM drives an m probability to 0 the fold is
-  refitted with EM blocked on the first 4 characters of the main field;
+  refuses exploding rules); where EM drives an m probability to 0 (exactly 0,
+  or below 1e-300, which Splink refuses with a ValueError mid-EM: Cora's
+  SameBib, folds 3 and 4) the fold is refitted (u again, same seed) with EM
+  blocked on the first 4 characters of the main field (Splink then trains no
+  m for the main-field text comparison, which keeps its default m values);
 * ``predict`` (every candidate pair), then
   ``cluster_pairwise_predictions_at_threshold`` at the match probability
   chosen on the training folds from ``GRID`` (0.01, 0.02, ..., 0.95, 0.99,
@@ -79,6 +82,9 @@ class SplinkOptions:
     # no other record has (such a record then takes no part in EM)
     em_rarest: Literal["shared", "any"] = "shared"
     em_fallback_prefix: int = 4
+    # the text of the main and other text fields: as given in records.csv (the protocol names no
+    # normalisation), or lower-cased with whitespace collapsed
+    lowercase: bool = False
     u_max_pairs: float = 1e7
     u_seed: int = 0
     grid: tuple[float, ...] = GRID
@@ -102,7 +108,9 @@ class SplinkFold:
     p: np.ndarray
     em_blocking: str                     # "rarest_word" or "main_prefix4"
     em_zero_m: list[str] = field(default_factory=list)       # levels EM drove to m = 0 on the rarest-word rule
-    em_unobserved: list[str] = field(default_factory=list)   # levels no EM pair fell in (Splink: m = 1e-6)
+    # levels EM gave no m: no EM pair fell in them (Splink then uses m = 1e-6), or their comparison uses the
+    # EM rule's column (the fallback's main_text: Splink's default m values)
+    em_untrained: list[str] = field(default_factory=list)
     fit_cpu_s: float = 0.0               # table, u, EM, predict
     fit_wall_s: float = 0.0
     _labels: dict[float, np.ndarray] = field(default_factory=dict)
@@ -130,8 +138,11 @@ def _column(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
-def _text(series: pd.Series) -> pd.Series:
-    return series.astype(str).str.lower().str.split().str.join(" ")
+def _text(series: pd.Series, lowercase: bool) -> pd.Series:
+    s = series.astype(str)
+    if lowercase:
+        return s.str.lower().str.split().str.join(" ")
+    return s.where(s.str.strip() != "", "")
 
 
 def _or_none(values) -> list:
@@ -176,13 +187,13 @@ def splink_table(ds: E.Dataset, members: np.ndarray, options: SplinkOptions = DE
     def field_text(f: str) -> pd.Series:
         col = ds.columns.get(f)
         if rec is not None and col is not None:
-            return _text(rec[col])
+            return _text(rec[col], options.lowercase)
         return pd.Series([" ".join(w) for w in _row_words(ds.words[f][members], names)], dtype=object)
 
     main = None
     for f in ds.main:
         t = field_text(f)
-        main = t if main is None else (main + " " + t).str.strip()
+        main = t if main is None else (main + " " + t).where((main != "") & (t != ""), main + t)
     frame["main_text"] = _or_none(main.tolist())
     frame["main_words"] = _or_none(_row_words(_incidence(ds, ds.main, members), names))
     # the candidate rule's words (as er_data.candidates) and each record's rarest word
@@ -235,8 +246,8 @@ def _settings(link_type: str, cols: dict[str, list[str]], options: SplinkOptions
 
 def _m_levels(linker, zero: bool) -> list[str]:
     """Comparison levels (null levels aside) whose m probability EM drove to
-    exactly 0 (``zero``), or which no pair of the EM blocking fell in (Splink
-    then uses m = 1e-6)."""
+    exactly 0 (``zero``), or which EM left without an m (no pair of the EM
+    blocking in the level, or a comparison of the EM rule's column)."""
     out = []
     for c in linker.misc.save_model_to_json()["comparisons"]:
         for lev in c["comparison_levels"]:
@@ -260,9 +271,18 @@ def _linker(frame: pd.DataFrame, cols, link_type: str, source: np.ndarray, optio
     return Linker(tables, _settings(link_type, cols, options), log_level=logging.ERROR)
 
 
-def _train(linker, em_rule, options: SplinkOptions) -> None:
+def _train(linker, em_rule, options: SplinkOptions) -> list[str]:
+    """u by random sampling, m by EM; returns the levels EM drove to m = 0
+    (exactly 0, or below Splink's floor of 1e-300, which Splink refuses with
+    a ValueError in the middle of EM)."""
     linker.training.estimate_u_using_random_sampling(max_pairs=options.u_max_pairs, seed=options.u_seed)
-    linker.training.estimate_parameters_using_expectation_maximisation(em_rule)
+    try:
+        linker.training.estimate_parameters_using_expectation_maximisation(em_rule)
+    except ValueError as e:
+        if str(e).startswith("m_probability value") and "below the minimum" in str(e):
+            return [str(e).split(" is below")[0]]
+        raise
+    return _m_levels(linker, zero=True)
 
 
 def fit_fold(ds: E.Dataset, fold: int, options: SplinkOptions = DEFAULT_OPTIONS) -> SplinkFold:
@@ -280,19 +300,17 @@ def fit_fold(ds: E.Dataset, fold: int, options: SplinkOptions = DEFAULT_OPTIONS)
         raise ValueError(f"splink on {ds.name} fold {fold}: a clean-clean fold with one source has no pairs")
     link_type = "link_only" if ds.clean_clean else "dedupe_only"
     linker = _linker(frame, cols, link_type, source, options)
-    _train(linker, block_on("rarest_word"), options)
-    zero = _m_levels(linker, zero=True)
+    zero = _train(linker, block_on("rarest_word"), options)
     em = "rarest_word"
     if zero:
         k = options.em_fallback_prefix
         linker = _linker(frame, cols, link_type, source, options)
-        _train(linker, block_on(f"substr(main_text, 1, {k})"), options)
+        still = _train(linker, block_on(f"substr(main_text, 1, {k})"), options)
         em = f"main_prefix{k}"
-        still = _m_levels(linker, zero=True)
         if still:
             raise RuntimeError(f"splink on {ds.name} fold {fold}: EM drove m to 0 on both EM blocking rules "
                                f"({'; '.join(still)})")
-    unobserved = _m_levels(linker, zero=False)
+    untrained = _m_levels(linker, zero=False)
     pred = linker.inference.predict(warning_mode="never")
     pdf = pred.as_pandas_dataframe()
     a = pdf["unique_id_l"].to_numpy(np.int64)
@@ -300,7 +318,7 @@ def fit_fold(ds: E.Dataset, fold: int, options: SplinkOptions = DEFAULT_OPTIONS)
     i, j = np.minimum(a, b), np.maximum(a, b)
     order = np.lexsort((j, i))
     sf = SplinkFold(fold, members, linker, pred, i[order], j[order],
-                    pdf["match_probability"].to_numpy(np.float64)[order], em, zero, unobserved)
+                    pdf["match_probability"].to_numpy(np.float64)[order], em, zero, untrained)
     ci, cj = E.candidates(ds, members)
     if not (np.array_equal(ci, sf.i) and np.array_equal(cj, sf.j)):
         raise RuntimeError(f"splink on {ds.name} fold {fold}: {len(sf.i)} predicted pairs differ from the "
@@ -376,7 +394,7 @@ def run_splink(ds: E.Dataset, test_fold: int, cache: dict, options: SplinkOption
             "train_pairwise_f1": train_f1,
             "blocking_recall": float(np.sum(gold[tf.i] == gold[tf.j])) / gp if gp else 1.0,
             "candidate_pairs": int(len(tf.i)),
-            "em_blocking": tf.em_blocking, "em_zero_m": tf.em_zero_m, "em_unobserved": tf.em_unobserved,
+            "em_blocking": tf.em_blocking, "em_zero_m": tf.em_zero_m, "em_untrained": tf.em_untrained,
             "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
             "fold_cpu_s": tf.fit_cpu_s + cluster_cpu, "fold_wall_s": tf.fit_wall_s + cluster_wall}
 

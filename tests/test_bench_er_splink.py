@@ -128,3 +128,30 @@ def test_splink_dirty(tmp_path):
     r = run_splink(ds, 2, {})
     _check_row(r, ds, 2)
     assert r["pairwise_f1"] > 0.5, r
+
+
+def test_splink_em_fallback_when_m_driven_to_zero(tmp_path, monkeypatch):
+    """Where EM on the rarest-word rule drives an m probability to 0 (Splink
+    refuses it with a ValueError mid-EM), the fold is refitted with EM
+    blocked on the main field's first 4 characters."""
+    from splink.internals.linker_components.training import LinkerTraining
+
+    from bench.er_splink import fit_fold
+
+    ds = _dirty(tmp_path)
+    real = LinkerTraining.estimate_parameters_using_expectation_maximisation
+    rules = []
+
+    def em(self, blocking_rule, *a, **k):
+        sql = blocking_rule.get_blocking_rule("duckdb").blocking_rule_sql
+        rules.append(sql)
+        if "rarest_word" in sql:
+            raise ValueError("m_probability value 8.1e-312 is below the minimum allowed value of 1e-300. ...")
+        return real(self, blocking_rule, *a, **k)
+
+    monkeypatch.setattr(LinkerTraining, "estimate_parameters_using_expectation_maximisation", em)
+    sf = fit_fold(ds, 1)
+    assert sf.em_blocking == "main_prefix4" and sf.em_zero_m == ["m_probability value 8.1e-312"]
+    assert len(rules) == 2 and "substr" in rules[1].lower()
+    i, j = E.candidates(ds, sf.members)
+    assert np.array_equal(sf.i, i) and np.array_equal(sf.j, j)
