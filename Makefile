@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/mln infer $(SMOKERS)
 
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench

@@ -258,7 +258,7 @@ def test_merge_ranking_reaches_zero_training_loss_where_mh_samplerank_does_not()
     text = _chains()
     mln = MLN.from_string(CHAIN_MODEL)
     db = Database.from_string(text, mln=mln)
-    new = learn_model(mln, db, query_predicates=["Same"], method="samplerank")     # agglomerative states
+    new = learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="agglomerative")
     assert new.result.stats["final_train_loss"] == pytest.approx(0.0)
     assert _agglomerative_f1(new, text) == pytest.approx(1.0)
     old = learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="mh")
@@ -270,7 +270,7 @@ def test_merge_ranking_reports_the_loss_of_the_model_it_returns():
     mln = MLN.from_string(CHAIN_MODEL)
     for update in ("perceptron", "mira", "logistic"):
         learned = learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
-                            update=update, epochs=2)
+                              inference="agglomerative", update=update, epochs=2)
         f1 = _agglomerative_f1(learned, text)
         assert learned.result.stats["final_train_pairwise_f1"] == pytest.approx(f1, abs=1e-9)
 
@@ -294,9 +294,9 @@ def test_merge_rank_options_checked():
     mln = MLN.from_string(CHAIN_MODEL)
     db = Database.from_string(_chains(n_ent=3, size=3), mln=mln)
     with pytest.raises(OptionError, match="applies to samplerank --inference mh"):
-        learn_model(mln, db, query_predicates=["Same"], method="samplerank", temperature=0.5)
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="agglomerative", temperature=0.5)
     with pytest.raises(OptionError, match="unknown update"):
-        learn_model(mln, db, query_predicates=["Same"], method="samplerank", update="mira++")
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="agglomerative", update="mira++")
     with pytest.raises(OptionError, match="agglomerative .* or mh"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="gibbs")
 

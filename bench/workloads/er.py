@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--root", default=str(DEFAULT_ROOT))
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--folds", default="1-3")
-    ap.add_argument("--systems", default="lr_closure,lr_cc,mln")
+    ap.add_argument("--systems", default="lr_closure,lr_cc,splink,mln")
     ap.add_argument("--json", default=None)
     ap.add_argument("--verbose", action="store_true", help="print the learner's progress")
     args = ap.parse_args(argv)
@@ -194,6 +194,10 @@ def main(argv: list[str] | None = None) -> None:
             out = []
             if "lr_closure" in systems or "lr_cc" in systems:
                 out += [r for r in run_baselines(ds, k, cache) if r["system"] in systems]
+            if "splink" in systems:
+                from bench.er_splink import run_splink
+
+                out.append(run_splink(ds, k, cache))
             if "mln" in systems:
                 out.append(run_mln(ds, k))
             for r in out:

@@ -60,7 +60,8 @@ def learn_command(
     inference: Optional[str] = typer.Option(
         None, "--inference",
         help="dn/scg expectations: mcsat (default) or exact. samplerank over an equivalence predicate: the inference "
-             "it trains for, agglomerative (default: the merges greedy agglomerative MAP makes) or mh."),
+             "it trains for, agglomerative (the merges greedy agglomerative MAP makes; default when the model has linkage "
+             "features) or mh (MH proposals; default otherwise)."),
     samples: Optional[int] = typer.Option(
         None, "--samples", help="dn/scg (and perceptron with --expectations mcsat): MC-SAT samples per iteration (default 5)."),
     final_samples: Optional[int] = typer.Option(
