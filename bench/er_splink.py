@@ -199,7 +199,7 @@ def splink_table(ds: E.Dataset, members: np.ndarray, options: SplinkOptions = DE
     # the candidate rule's words (as er_data.candidates) and each record's rarest word
     inc = _incidence(ds, ds.block, members).tocsc()
     df = np.asarray(inc.sum(axis=0)).ravel()
-    rare = (df >= 2) & (df <= max(30, 0.01 * len(members)))
+    rare = (df >= 2) & (df <= E.df_limit(ds, len(members)))
     frame["rare_toks"] = _or_none(_row_words(inc[:, np.flatnonzero(rare)], names[rare]))
     if options.em_rarest == "shared":
         by_df = _row_words(inc[:, np.flatnonzero(rare)], names[rare], key=df[rare])

@@ -141,7 +141,9 @@ def summarise(rows: list[dict]) -> dict:
     for r in rows:
         d = out.setdefault(r["dataset"], {}).setdefault(r["system"], {"folds": {}})
         d["folds"][str(r["fold"])] = {k: r[k] for k in ("pairwise_f1", "pairwise_precision", "pairwise_recall",
-                                                          "b3_f1", "hyperparameters", "blocking_recall", "cpu_s")
+                                                          "b3_f1", "hyperparameters", "blocking_recall", "cpu_s",
+                                                          "wall_s", "learn_s", "learn_cpu_s", "infer_s", "infer_cpu_s",
+                                                          "peak_mb", "candidate_pairs", "train_pairwise_f1")
                                       if k in r}
     for ds, systems in out.items():
         for name, d in systems.items():
@@ -241,7 +243,7 @@ def fold_evidence(ds: E.Dataset, fold: int, fields, truth: bool) -> str:
     members = np.flatnonzero(ds.fold == fold)
     frame = ds.records.iloc[members]
     text, _, decls = records_to_db_text(frame, "id", fields, source="source" if ds.clean_clean else None,
-                                        block=_block_columns(ds))
+                                        block=_block_columns(ds), max_df=E.df_limit(ds, len(members)))
     if truth:
         gold = ds.cluster[members]
         ids = ds.ids[members]
@@ -305,8 +307,25 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
          "train_pairwise_f1": stats.get("final_train_pairwise_f1"), "learn_s": learn_s, "learn_cpu_s": learn_cpu,
          "infer_s": infer_s, "infer_cpu_s": infer_cpu,
          "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-         "blocking_recall": part.model.stats.get("candidate_pairs") and None}
+         "blocking_recall": _model_blocking_recall(part.model, ds.cluster[members][[pos[nm] for nm in
+                                                                                   part.model.mention_names]]),
+         "candidate_pairs": int(part.model.stats.get("candidate_pairs", -1))}
     return r
+
+
+def _model_blocking_recall(model, gold: np.ndarray) -> float:
+    """The share of the test fold's true pairs that the model's declared
+    candidates (its ``candidates(...)`` rule) contain; ``gold``: the gold
+    cluster of each of the model's mentions, in its order."""
+    md = model.arrays
+    rows = np.repeat(np.arange(md.n), np.diff(md.indptr))
+    keep = rows < md.indices
+    if md.cand_col >= 0:
+        keep &= md.vals[:, md.cand_col] != 0
+    hit = int(np.sum(gold[rows[keep]] == gold[md.indices[keep]]))
+    _, counts = np.unique(gold, return_counts=True)
+    total = int(np.sum(counts * (counts - 1) // 2))
+    return hit / total if total else 1.0
 
 
 if __name__ == "__main__":

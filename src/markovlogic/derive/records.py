@@ -193,9 +193,8 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
             used[name] = f.column
         s = frame[f.column].astype(str)
         present = s.str.strip() != ""
-        if present.any():
-            emit(f"Has{f.predicate}", np.flatnonzero(present.to_numpy()), np.array([], dtype=object), "",
-                 unary=True)
+        # declared even when no record has the field (a fold without it must still type the model's formulas)
+        emit(f"Has{f.predicate}", np.flatnonzero(present.to_numpy()), np.array([], dtype=object), "", unary=True)
         kind = f.kind
         if kind is None:
             vals = s[present].str.strip()
