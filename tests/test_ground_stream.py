@@ -214,3 +214,23 @@ def test_evidence_only_template_is_counted_not_fetched():
     rows = {d["template"]: d for d in net.stats["templates"]}
     assert net.n_clauses > 0
     assert all(rows[i]["rows"] == 7 for i in trans)      # F(x,y) ^ F(y,z) with !F(x,z): 7 paths
+
+
+def test_an_abandoned_chunk_stream_leaves_the_connection_usable():
+    """DuckDB 2 refuses other work on a connection while a result is
+    unfinished; a stream closed early (a consumer that stops or raises) must
+    finish its result at once, and one-row lookups must not leave one."""
+    import duckdb
+
+    from markovlogic.ground.stream import fetch_chunks
+
+    con = duckdb.connect()
+    stream = fetch_chunks(con, "SELECT range AS a FROM range(100000)", rows=2048)
+    first = next(stream)
+    assert len(first["a"]) == 2048
+    stream.close()
+    con.register("w", {"a": np.arange(3)})          # raised ResourceInUse before the fix
+    assert con.execute("SELECT count(*) FROM w").fetchall()[0][0] == 3
+    with contextlib.closing(fetch_chunks(con, "SELECT range AS a FROM range(10)")) as chunks:
+        assert sum(len(c["a"]) for c in chunks) == 10
+    con.unregister("w")
