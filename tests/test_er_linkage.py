@@ -297,6 +297,9 @@ def test_merge_rank_options_checked():
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="agglomerative", temperature=0.5)
     with pytest.raises(OptionError, match="unknown update"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="agglomerative", update="mira++")
+    with pytest.raises(OptionError, match="unknown linkage"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="agglomerative",
+                    linkage="single")
     with pytest.raises(OptionError, match="agglomerative .* or mh"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="gibbs")
 
@@ -368,3 +371,18 @@ def test_the_recipe_template_fills_and_parses(tmp_path):
     mln = MLN.from_file(str(model))
     Database.from_string((tmp_path / "ev.db").read_text(encoding="utf-8"), mln=mln)
     assert any(f.link and f.kind == "max" for f in mln.set_features)
+
+
+def test_linkage_family_is_chosen_on_held_out_data_and_can_be_fixed():
+    text = _chains(seed=2, n_ent=8, size=6)
+    model = CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n0 link sum(x, y in Same: score(x, y))\n" \
+        "0 size(Same) > 0\n"
+    mln = MLN.from_string(model)
+    db = Database.from_string(text, mln=mln)
+    learned = learn_model(mln, db, query_predicates=["Same"], method="samplerank", linkage="max")
+    assert learned.result.stats["linkage"] == "max"
+    weights = {f.kind: f.weight for f in learned.mln.set_features if f.link}
+    assert weights["sum"] == 0.0
+    with pytest.raises(OptionError, match="--linkage applies"):
+        learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(text, mln=MLN.from_string(CHAIN_MODEL)),
+                    query_predicates=["Same"], method="samplerank", inference="mh", linkage="max")

@@ -88,6 +88,11 @@ def learn_command(
         None, "--update",
         help="samplerank: perceptron, mira (default) or mira++; with --inference agglomerative perceptron, mira or "
              "logistic (default: chosen on held-out training data)."),
+    linkage: Optional[str] = typer.Option(
+        None, "--linkage",
+        help="samplerank --inference agglomerative: which valued linkage features (link sum/max/mean/min) the cluster "
+             "layer uses: all, max, sum, mean or min (default: chosen on held-out training data among all, max, "
+             "sum and mean)."),
     steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant, or per query atom)."),
     temperature: Optional[float] = typer.Option(
         None, "--temperature", help="samplerank: temperature of the training chain (default 1; larger explores more; "
@@ -151,7 +156,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

@@ -44,7 +44,8 @@ _METHOD_OPTIONS = {
     "mira": {"map_method", "C", "init", "max_seconds"},
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
-                   "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log"},
+                   "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log",
+                   "linkage"},
 }
 
 
@@ -298,6 +299,9 @@ def _learn_model(
                                  "--inference out)"))
         if kind != "clusters" and inference is not None:
             raise OptionError("--inference applies to samplerank over an equivalence predicate (agglomerative or mh)")
+        if kwargs.pop("linkage", None) is not None:
+            raise OptionError("--linkage applies to samplerank --inference agglomerative (a model with linkage "
+                              "features)")
         options_sr = SampleRankOptions(**kwargs).check()
         _check_truth(dbs, chosen, multiple_databases)
         if kind == "clusters":

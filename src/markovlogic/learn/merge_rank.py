@@ -69,6 +69,33 @@ MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sample
 FOLLOW = {"model": 0, "oracle": 1}
 
 
+LINKAGES = ("all", "max", "sum", "mean", "min")
+VALUED_LINKS = ("sum", "max", "mean", "min")
+
+
+def restrict_linkage(params: "MergeParameters", model, linkage: str) -> "MergeParameters | None":
+    """``params`` with only the valued linkage features of kind ``linkage``
+    left learnable (the others fixed at 0); None when the model has no
+    learnable one of that kind ("all": ``params`` itself)."""
+    if linkage == "all":
+        return params
+    learnable = params.learnable.copy()
+    initial = params.initial.copy()
+    found = False
+    for k, f in enumerate(model.link_features):
+        p = int(params.lk_param[k])
+        if p < 0 or f.spec.kind not in VALUED_LINKS:
+            continue
+        if f.spec.kind == linkage:
+            found = found or bool(learnable[p])
+        else:
+            learnable[p] = False
+            initial[p] = 0.0
+    if not found:
+        return None
+    return replace(params, learnable=learnable, initial=initial)
+
+
 @dataclass
 class MergeRankOptions:
     """Options of SampleRank over agglomerative states (``mln learn --method
@@ -88,6 +115,10 @@ class MergeRankOptions:
     select: bool = True
     seed: int = 0
     max_seconds: float | None = None
+    # which of the model's valued linkage features (link sum/max/mean/min) the cluster layer may use, a grid
+    # chosen on held-out training data after the update rule: "all", or one kind alone ("max": the pair
+    # scores' single link, LR + closure; "sum": correlation clustering; "mean": average link)
+    linkage: str | tuple = ("all", "max", "sum", "mean")
 
     def check(self) -> "MergeRankOptions":
         for u in _grid(self.update):
@@ -108,6 +139,9 @@ class MergeRankOptions:
             raise OptionError(f"follow must be one of {', '.join(FOLLOW)}, got {self.follow!r}")
         if self.max_seconds is not None and not (self.max_seconds > 0):
             raise OptionError(f"max_seconds must be positive, got {self.max_seconds!r}")
+        for v in _grid(self.linkage):
+            if v not in LINKAGES:
+                raise OptionError(f"unknown linkage {v!r}; choose among {', '.join(LINKAGES)}")
         return self
 
 
@@ -822,9 +856,33 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
                     + (f", l2 {setting[3]}" if setting[3] is not None else ""))
         best = max(range(len(settings)), key=lambda i: (table[i]["held_out_f1"], -i))
         chosen = settings[best]
+    # then the linkage family, with the chosen setting (ties: the first, "all")
+    linkage = "all"
+    families = [(v, restrict_linkage(params, models[0], v)) for v in _grid(opt.linkage)]
+    families = [(v, p) for v, p in families if p is not None]
+    if opt.select and len(families) > 1:
+        splits = held_out_parts(models)
+        scored = []
+        for v, pv in families:
+            tp = pp = gp = 0.0
+            for train, held in splits:
+                theta, _ = _train([_World(m) for m in train], pv, chosen, opt, deadline)
+                for m in held:
+                    a, b, c = _World(m).counts(theta, pv)
+                    tp, pp, gp = tp + a, pp + b, gp + c
+            f = f1_of((tp, pp, gp))
+            scored.append(f)
+            table.append({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3],
+                          "linkage": v, "held_out_f1": f})
+            if log is not None:
+                log(f"  held-out pairwise F1 {f:.4f}: linkage {v}")
+        best = max(range(len(families)), key=lambda i: (scored[i], -i))
+        linkage, params = families[best]
+    elif families:
+        linkage, params = families[0]
     worlds = [_World(m) for m in models]
     theta, info = _train(worlds, params, chosen, opt, deadline)
-    info.update({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3],
+    info.update({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3], "linkage": linkage,
                  "selection": table, "seconds": time.perf_counter() - start,
                  "timed_out": deadline is not None and time.perf_counter() > deadline})
     return theta, info
@@ -988,7 +1046,7 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
             raise OptionError(f"unknown update {kwargs['update']!r} for samplerank --inference agglomerative; "
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
-    for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds"):
+    for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
@@ -1069,7 +1127,7 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     if not params.learnable.any():
         raise LearningError("no learnable weight: every formula and feature of the cluster layer is fixed ('@')")
     theta, info = learn_merges(train_models, params, opt, log=say)
-    say(f"chosen: update {info['update']}, epochs {info['epochs']}; training pairwise F1 {info['train_f1']:.4f} "
+    say(f"chosen: update {info['update']}, epochs {info['epochs']}, linkage {info['linkage']}; training pairwise F1 {info['train_f1']:.4f} "
         f"(calibration shift {info.get('calibration_shift', 0.0):+.3f})")
     # the returned model under the inference it runs with, on the whole training data
     final_models = models
