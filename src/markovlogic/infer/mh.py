@@ -869,7 +869,7 @@ def frozen_stats(chain: AtomChain, samples: int, method: str, stats: dict, stack
     if not len(frozen):
         return
     names = [chain.net.atom_name(int(a)) for a in frozen[:5]]
-    stats["frozen_examples"] = names
+    stats["frozen_examples"] = ", ".join(names)
     more = f" and {len(frozen) - len(names)} more" if len(frozen) > len(names) else ""
     msg = (f"{method}: the chain could not move {len(frozen)} atom(s) held by hard clauses ({', '.join(names)}"
            f"{more}): they kept one value in all {samples} samples and every move of them breaks a hard "
