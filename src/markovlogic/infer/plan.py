@@ -91,7 +91,7 @@ def approximate_map(net: GroundNetwork, seconds: float, seed: int = 0, parallel=
         res.score, res.cost, res.hard_violated = net.score(lp_world), lp_cost, 0
         path = "lp-rounding"
     res = with_trivial_bound(net, res, min(score_bound(net), float(dual.score_bound)))
-    if res.hard_violated == 0 and res.cost <= dual.cost_bound + 1e-9 * (1.0 + abs(res.cost)):
+    if res.hard_violated == 0 and res.cost <= dual.cost_bound + 1e-7 * max(1.0, abs(res.cost)):
         res.optimal = True
         res.gap = 0.0
     res.stats.update(path=path, lp_cost_bound=float(dual.cost_bound), lp_sweeps=int(dual.sweeps),
