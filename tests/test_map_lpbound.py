@@ -126,3 +126,25 @@ def test_options_and_empty_networks():
         network_dual(net, max_sweeps=-1)
     empty = GroundNetwork.from_clauses(3, [])
     assert network_dual(empty).cost_bound == 0.0
+
+
+def test_approximate_map_reports_path_bound_and_gap():
+    """The default MAP's answer when the ILP is skipped (infer/plan.py): a
+    valid bound from the LP dual, the gap from it, which path gave the world,
+    and optimality claimed only when the world reaches the bound."""
+    from markovlogic.infer.plan import approximate_map, score_bound
+
+    rng = np.random.default_rng(12)
+    for i in range(12):
+        n = int(rng.integers(3, 10))
+        net = random_network(rng, n, int(rng.integers(n, 3 * n)), p_hard=0.1, n_blocks=int(rng.integers(0, 2)))
+        best = exact_map(net)
+        r = approximate_map(net, 1.0, seed=i)
+        assert r.stats["exact_skipped"] and r.stats["path"] in ("lp-rounding", "lp+maxwalksat")
+        assert r.stats["lp_cost_bound"] <= best.cost + 1e-9
+        assert best.score - 1e-9 <= r.bound <= score_bound(net) + 1e-9
+        assert r.hard_violated == 0 and r.score <= best.score + 1e-9
+        if r.optimal:
+            assert r.score == pytest.approx(best.score, abs=1e-6) and r.gap == 0.0
+        else:
+            assert r.gap == pytest.approx((r.bound - r.score) / max(1.0, abs(r.score)))
