@@ -335,12 +335,18 @@ def lp_dual(
     max_sweeps: int = 1000,
     tol: float = 1e-7,
     deadline: float | None = None,
+    world_cost=None,
+    check_every: int = 4,
 ) -> DualResult:
     """Coordinate ascent on the LP dual of MAP over the given clause arrays
     (see the module docstring): the cost bound, the score bound and the
     world read off the reduced costs, after at most ``max_sweeps`` sweeps or
     ``max_seconds`` (whichever comes first; ``deadline`` is an absolute
-    ``time.perf_counter()`` that ends it too)."""
+    ``time.perf_counter()`` that ends it too). ``world_cost``: a function
+    giving a world's cost (``inf`` if it breaks a hard clause or a block);
+    every ``check_every`` sweeps the world read off is costed, and the ascent
+    stops when it reaches the bound (the world is then optimal:
+    ``DualResult.converged``)."""
     if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, (int, np.integer)) or max_sweeps < 0:
         raise OptionError(f"max_sweeps must be a non-negative integer, got {max_sweeps!r}")
     start = time.perf_counter()
@@ -395,6 +401,14 @@ def lp_dual(
             if g > best:
                 best = g
             if change <= tol * step_scale:
+                converged = True
+                break
+        if world_cost is not None and sweeps % check_every == 0:
+            _init_reduced(clause_start, lit_atom, lit_positive, weight, is_hard, lam, mu, r)
+            g = value() - 1e-9 * (scale + float(np.abs(lam).sum()))
+            probe = np.zeros(n_atoms, dtype=bool)
+            _round(r, *args_b, probe)
+            if world_cost(probe) <= g + 1e-7 * max(1.0, abs(g)):
                 converged = True
                 break
     # the reduced costs drift by rounding over many sweeps: recompute them from

@@ -73,26 +73,39 @@ def approximate_map(net: GroundNetwork, seconds: float, seed: int = 0, parallel=
 
     start = time.perf_counter()
     seconds = max(0.1, float(seconds))
-    dual = network_dual(net, max_seconds=LP_SHARE * seconds)
+    def world_cost(world):
+        return net.cost(world) if net.hard_violated(world) == 0 else float("inf")
+
+    dual = network_dual(net, max_seconds=LP_SHARE * seconds, world_cost=world_cost)
     lp_world = dual.world
     lp_cost, lp_bad = net.cost(lp_world), net.hard_violated(lp_world)
-    left = max(0.1, seconds - (time.perf_counter() - start))
-    opts = {"max_seconds": left, "init": lp_world, "target_cost": float(dual.cost_bound)}
-    if parallel is None:
-        res = maxwalksat(net, seed=seed, **opts)
+    tol = 1e-7 * max(1.0, abs(lp_cost))
+    if lp_bad == 0 and lp_cost <= dual.cost_bound + tol:
+        # the rounded world reaches the bound: optimal, no search needed
+        res = MapResult(world=lp_world.copy(), score=net.score(lp_world), cost=lp_cost, hard_violated=0,
+                        method="ilp", seconds=0.0, stats={})
+        mws_cost, mws_bad = None, None
     else:
-        from ..parallel.map import solve_map_parallel
+        left = max(0.1, seconds - (time.perf_counter() - start))
+        opts = {"max_seconds": left, "init": lp_world, "target_cost": float(dual.cost_bound)}
+        if parallel is None:
+            res = maxwalksat(net, seed=seed, **opts)
+        else:
+            from ..parallel.map import solve_map_parallel
 
-        res = solve_map_parallel(net, "maxwalksat", dict(opts, seed=seed), parallel)
+            res = solve_map_parallel(net, "maxwalksat", dict(opts, seed=seed), parallel)
+        mws_cost, mws_bad = float(res.cost), int(res.hard_violated)
     path = "lp+maxwalksat"
-    mws_cost, mws_bad = float(res.cost), int(res.hard_violated)
-    if lp_bad == 0 and (res.hard_violated > 0 or lp_cost < res.cost - 1e-9 * (1.0 + abs(res.cost))):
+    if mws_cost is None:
+        path = "lp-rounding"
+    elif lp_bad == 0 and (res.hard_violated > 0 or lp_cost < res.cost - 1e-9 * (1.0 + abs(res.cost))):
         res.world = lp_world.copy()
         res.score, res.cost, res.hard_violated = net.score(lp_world), lp_cost, 0
         path = "lp-rounding"
     res = with_trivial_bound(net, res, min(score_bound(net), float(dual.score_bound)))
     if res.hard_violated == 0 and res.cost <= dual.cost_bound + 1e-7 * max(1.0, abs(res.cost)):
-        res.optimal = True
+        res.optimal = True             # within 1e-7 of the bound, as a MIP solver's gap tolerance
+        res.bound = res.score
         res.gap = 0.0
     res.stats.update(path=path, lp_cost_bound=float(dual.cost_bound), lp_sweeps=int(dual.sweeps),
                      lp_seconds=round(dual.seconds, 3), lp_converged=bool(dual.converged),
