@@ -78,8 +78,10 @@ def test_a_chain_that_cannot_move_says_so():
     the answer names the frozen atoms and warns, instead of a quiet 0."""
     net = _issue_network()
     start = np.zeros(3, dtype=bool)
-    with pytest.warns(UserWarning, match="could not move"):
+    with pytest.warns(UserWarning) as caught:              # single moves with hard clauses: warned up front too
         r = mh_marginals(net, samples=500, seed=0, init=start, tie_max=1)
+    assert any("could not move 3 atom(s)" in str(w.message) for w in caught)
+    assert any("single-variable moves" in str(w.message) for w in caught)
     assert r.stats["frozen_atoms"] == 3            # every single flip from all-false breaks a hard clause
     assert len(r.stats["frozen_examples"].split(", ")) == 3 and "could not move 3 atom(s)" in r.stats["warning"]
     with pytest.warns(UserWarning, match="could not move"):

@@ -27,7 +27,7 @@ def test_disagreement_of_given_chain_marginals():
     assert d["atoms"] == 2 and d["spread"] == pytest.approx(0.93)
     assert d["examples"].startswith(f"{net.atom_name(0)} 0.02/0.95, {net.atom_name(2)} 0.03/0.95")
     # a spread within the noise of few samples is not a disagreement
-    d = chain_disagreement(net, [np.array([0.3] * 4), np.array([0.45] * 4)], np.array([20, 20]))
+    d = chain_disagreement(net, [np.array([0.3] * 4), np.array([0.55] * 4)], np.array([20, 20]))
     assert d["atoms"] == 0 and d["spread"] > DISAGREE_SPREAD
     assert chain_disagreement(net, agree[:1], np.array([10]))["atoms"] == 0
 

@@ -161,7 +161,7 @@ def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, 
                           seconds=time.perf_counter() - start, stats=stats)
 
 
-DISAGREE_SPREAD = 0.1        # chains disagree on an atom whose marginals spread more than this ...
+DISAGREE_SPREAD = 0.2        # chains disagree on an atom whose marginals spread more than this ...
 DISAGREE_SIGMAS = 4.0        # ... and more than this many binomial standard errors of the pooled marginal
 
 
