@@ -239,3 +239,128 @@ def exact_pair_marginals(model, states=None) -> tuple[np.ndarray, list, np.ndarr
         lab = np.array(s)
         out += ps * (lab[:, None] == lab[None, :])
     return out, states, scores
+
+
+# ---------------------------------------------------------------- tie moves over worlds
+
+class TieReference:
+    """The tie moves of ``infer/mh.py`` re-derived from its comments, over the
+    chain's own normalised clause arrays (``prep``): propagation flips the
+    start atom, then, while a hard clause is violated, the first atom (in the
+    clause's literal order) of the last clause of the violated list that is
+    free and not flipped yet; the violated list is kept as the compiled state
+    keeps it (appended when a clause becomes violated, the last entry moved
+    into the place of one that becomes satisfied)."""
+
+    def __init__(self, prep, tie_max: int) -> None:
+        sat = prep.sat
+        self.clause_start = sat.clause_start.tolist()
+        self.lit_atom = sat.lit_atom.tolist()
+        self.lit_positive = sat.lit_positive.tolist()
+        self.atom_lit_start = sat.atom_lit_start.tolist()
+        self.occ_clause = prep.occ_clause.tolist()
+        self.occ_positive = prep.occ_positive.tolist()
+        self.is_hard = sat.is_hard.tolist()
+        self.atom_block = sat.atom_block.tolist()
+        self.tie_max = tie_max
+
+    def _count(self, x, c) -> int:
+        return sum(x[self.lit_atom[i]] == self.lit_positive[i]
+                   for i in range(self.clause_start[c], self.clause_start[c + 1]))
+
+    def propagate(self, x: tuple, a: int):
+        """The set of atoms flipped from world ``x`` and start atom ``a``
+        (a frozenset), or None if propagation fails."""
+        w = list(x)
+        count = [self._count(w, c) for c in range(len(self.is_hard))]
+        vlist: list[int] = []
+        vpos: dict[int, int] = {}
+
+        def flip(b):
+            new = not w[b]
+            w[b] = new
+            for k in range(self.atom_lit_start[b], self.atom_lit_start[b + 1]):
+                c = self.occ_clause[k]
+                if self.occ_positive[k] == new:
+                    count[c] += 1
+                    if count[c] == 1 and self.is_hard[c]:
+                        p = vpos.pop(c)
+                        last = vlist.pop()
+                        if last != c:
+                            vlist[p] = last
+                            vpos[last] = p
+                else:
+                    count[c] -= 1
+                    if count[c] == 0 and self.is_hard[c]:
+                        vpos[c] = len(vlist)
+                        vlist.append(c)
+
+        flipped = [a]
+        flip(a)
+        while vlist:
+            c = vlist[-1]
+            pick = next((self.lit_atom[i] for i in range(self.clause_start[c], self.clause_start[c + 1])
+                         if self.lit_atom[i] not in flipped and self.atom_block[self.lit_atom[i]] < 0), None)
+            if pick is None or len(flipped) >= self.tie_max:
+                return None
+            flipped.append(pick)
+            flip(pick)
+        return frozenset(flipped)
+
+
+def tie_transition_matrix(net, prep, worlds: list[tuple], block_prob: float, tie_max: int,
+                          temp: float = 1.0) -> np.ndarray:
+    """The transition matrix of the atom chain with tie moves (``tie_max`` >=
+    2): a free atom ``a`` drawn uniformly proposes ``x`` with ``S(x, a)``
+    flipped, accepted with ``min(1, exp(delta / T) * back / fwd)`` where
+    ``fwd`` (``back``) counts the atoms of ``S`` whose propagation from ``x``
+    (from the new world) gives ``S``; block moves as in
+    :func:`atom_transition_matrix`."""
+    ref = TieReference(prep, tie_max)
+    occurs = np.zeros(net.n_atoms, dtype=bool)
+    occurs[net.lit_atom] = True
+    free = [a for a in range(net.n_atoms) if net.atom_block[a] < 0 and occurs[a]]
+    has_blocks = any(len(net.block_atoms[net.block_start[b]:net.block_start[b + 1]]) >= 2
+                     for b in range(net.n_blocks))
+    pb = block_prob if (free and has_blocks) else (1.0 if has_blocks else 0.0)
+    blocks = []
+    for b in range(net.n_blocks):
+        atoms = net.block_atoms[net.block_start[b]:net.block_start[b + 1]].tolist()
+        if len(atoms) >= 2 and occurs[atoms].any():
+            blocks.append(atoms)
+    index = {x: k for k, x in enumerate(worlds)}
+    score = {x: net.score(np.array(x)) for x in worlds}
+    T = np.zeros((len(worlds), len(worlds)))
+    for x in worlds:
+        for atoms in blocks:
+            t = next(a for a in atoms if x[a])
+            for j in atoms:
+                if j != t:
+                    y = list(x)
+                    y[t], y[j] = False, True
+                    y = tuple(y)
+                    if y in index:
+                        T[index[x], index[y]] += pb / len(blocks) / (len(atoms) - 1) * min(
+                            1.0, math.exp((score[y] - score[x]) / temp))
+        for a in free:
+            s = ref.propagate(x, a)
+            if s is None:
+                continue
+            y = tuple((not v) if k in s else v for k, v in enumerate(x))
+            fwd = sum(ref.propagate(x, b) == s for b in s)
+            back = sum(ref.propagate(y, b) == s for b in s)
+            assert fwd >= 1 and y in index
+            if back:
+                T[index[x], index[y]] += (1 - pb) / len(free) * min(
+                    1.0, math.exp((score[y] - score[x]) / temp) * back / fwd)
+    T[np.diag_indices_from(T)] = 1.0 - T.sum(axis=1)
+    return T
+
+
+def connected(T: np.ndarray) -> bool:
+    """Every state reaches every other under transition matrix ``T``."""
+    n = len(T)
+    reach = (T > 0) | np.eye(n, dtype=bool)
+    for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))) + 1)):
+        reach = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+    return bool(reach.all())

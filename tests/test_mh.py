@@ -74,7 +74,8 @@ def test_atom_marginals_with_hard_clauses_and_blocks():
         exact = exact_marginals(net).probabilities
         rb = tested % 3 != 2
         with pytest.warns(UserWarning, match="hard clauses"):
-            r = mh_marginals(net, samples=10000 if rb else 40000, thin=50, seed=tested, rao_blackwell=rb)
+            r = mh_marginals(net, samples=10000 if rb else 40000, thin=50, seed=tested, rao_blackwell=rb,
+                             tie_max=1)
         err = float(np.abs(r.probabilities - exact).max())
         assert err <= TOL, f"network {tested} (rb={rb}): max error {err:.4f}"
         assert r.stats["warning"] == HARD_WARNING
@@ -150,7 +151,7 @@ def test_atom_chain_detailed_balance_and_its_transitions():
         assert (T >= 0).all() and np.allclose(T.sum(axis=1), 1.0)
     # the compiled chain makes exactly these transitions (T = 1)
     T = atom_transition_matrix(net, worlds, block_prob=0.4)
-    chain = AtomChain(net, AtomMHOptions(block_prob=0.4, seed=3).check())
+    chain = AtomChain(net, AtomMHOptions(block_prob=0.4, seed=3, tie_max=1).check())     # single moves
     N = 150_000
     store = np.zeros((N, net.n_atoms), dtype=bool)
     start = tuple(chain.world.tolist())
@@ -469,7 +470,7 @@ def test_a_user_proposal_connects_what_hard_clauses_separate():
     exact = exact_marginals(net).probabilities
     wrong_mode = np.zeros(2, dtype=bool)
     with pytest.warns(UserWarning, match="hard clauses"):
-        stuck = mh_marginals(net, samples=2000, seed=0, init=wrong_mode, rao_blackwell=False)
+        stuck = mh_marginals(net, samples=2000, seed=0, init=wrong_mode, rao_blackwell=False, tie_max=1)
     assert np.all(stuck.probabilities == 0.0)
     assert stuck.stats["hard_refused"] > 0
 
@@ -478,7 +479,7 @@ def test_a_user_proposal_connects_what_hard_clauses_separate():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")               # user proposals: no warning
-        r = mh_marginals(net, samples=4000, seed=0, init=wrong_mode, user_proposals=[(both, 0.5)])
+        r = mh_marginals(net, samples=4000, seed=0, init=wrong_mode, user_proposals=[(both, 0.5)], tie_max=1)
     assert np.abs(r.probabilities - exact).max() <= TOL
     m = mh_map(net, init=wrong_mode, user_proposals=[(both, 0.5)], seed=0)
     assert m.score == pytest.approx(2.5) and m.world.all()
@@ -632,7 +633,8 @@ def test_dispatch_from_the_solvers():
     net = _tiny_network()
     r = solve_map(net, "mh", anneal=2.0, steps=2000, seed=1)
     assert r.method == "mh" and r.score == pytest.approx(exact_map(net).score)
-    with pytest.warns(UserWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # tie moves: the chain moves, no warning
         m = solve_marginals(net, "mh", samples=4000, seed=1)
     assert np.abs(m.probabilities - exact_marginals(net).probabilities).max() <= TOL
 

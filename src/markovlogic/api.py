@@ -312,19 +312,19 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         hard_net = net
         if hard_weight is not None:
             net = net.softened(float(hard_weight))
-        from .infer.plan import check_memory, exact_fits, with_trivial_bound
+        from .infer.plan import approximate_map, check_memory, exact_fits
 
         if method == "ilp" and not exact_fits(net, options.get("max_seconds")):
-            # too large to set the exact model up within the limit (infer/plan.py)
+            # too large to set the exact model up within the limit: LP dual bound, then MaxWalkSAT (infer/plan.py)
             check_memory(net, "maxwalksat")
-            result = with_trivial_bound(net, solve_map_parallel(
-                net, "maxwalksat", {"max_seconds": max(0.1, float(options["max_seconds"]))}, current()))
+            result = approximate_map(net, float(options["max_seconds"]), int(options.get("seed", 0)), current())
         else:
             check_memory(net, method)
             from . import progress
 
             with progress.task(f"MAP ({method}) on {net.n_atoms:,} atoms, {net.n_clauses:,} clauses"):
                 result = solve_map_parallel(net, method, options, current())
+            result.stats.setdefault("path", method)
         if hard_weight is not None:
             result.hard_violated = hard_net.hard_violated(result.world)
             result.stats["hard_violated"] = result.hard_violated

@@ -232,8 +232,8 @@ def infer_command(
             if answer.stats.get("exact_skipped"):
                 broken += (f" The network ({answer.stats.get('literals', 0):,} literals) is too large to set up the "
                            f"exact ILP within the time limit (about {answer.stats.get('exact_setup_estimate', 0):.0f} s "
-                           "before HiGHS could start): the world comes from MaxWalkSAT and the bound is the trivial "
-                           "one (every soft clause as its weight wants). --method maxwalksat asks for this directly.")
+                           f"before HiGHS could start): the world comes from {_PATHS.get(answer.stats.get('path'), 'MaxWalkSAT')} and the "
+                           "bound from the dual of the LP relaxation (infer/plan.py).")
             elif killed:
                 broken += (f" HiGHS did not finish within the limit on {killed} large part(s): their world comes "
                            "from MaxWalkSAT, run meanwhile on the other core.")
@@ -378,6 +378,10 @@ def _groups(text: str | None, flag: str) -> list[list[str]] | None:
 
 def register(app: typer.Typer) -> None:
     app.command("infer")(infer_command)
+
+
+_PATHS = {"lp-rounding": "the LP dual's reduced costs (MaxWalkSAT from there found none better)",
+          "lp+maxwalksat": "MaxWalkSAT started from the LP dual's world"}
 
 
 def _scalar_stats(stats: dict) -> dict:

@@ -27,9 +27,19 @@ move by applying it and undoing it if it is rejected (``flip``).
 
 Hard clauses: single-variable moves cannot cross between regions of worlds
 that the hard clauses separate (two atoms tied by a hard equivalence never
-change; see :mod:`.gibbs`). Then the marginals are wrong, and
-:func:`mh_marginals` warns, unless user proposals are registered: a proposal
-that flips the tied atoms together (:mod:`.proposals`) connects the regions.
+change; see :mod:`.gibbs`). So a flip that would break a hard clause becomes
+a *tie move* (``tie_max`` >= 2, the default): the atoms the hard clauses tie
+to it are found by propagation and flip with it, accepted with the exact
+Metropolis-Hastings ratio (see the comment above :func:`_propagate`). Tie
+moves connect what hard implications and equivalences separate; they do not
+move exactly-one blocks, and propagation picks one repair per violated
+clause, so regions separated in other ways stay apart. A chain that still
+cannot move says so: after sampling, the atoms whose value never changed, that
+no move can change in the final world and that unit propagation over the hard
+clauses does not prove fixed are counted in ``stats["frozen_atoms"]`` (names
+in ``frozen_examples``) and :func:`mh_marginals` warns. With ``tie_max=1``
+(single flips only) it also warns up front, unless user proposals are
+registered (a proposal that flips tied atoms together, :mod:`.proposals`).
 MC-SAT handles determinism by itself.
 
 Marginals (:func:`mh_marginals`): ``samples`` states ``thin`` proposals
@@ -79,8 +89,11 @@ HARD_WARNING = (
 GREEDY_EPS = 1e-9          # at T = 0 a move is kept when delta >= -GREEDY_EPS
 
 # statistics slots
-ST_FLIP_PROPOSED, ST_FLIP_ACCEPTED, ST_BLOCK_PROPOSED, ST_BLOCK_ACCEPTED, ST_HARD_REFUSED = range(5)
-N_STATS = 5
+(ST_FLIP_PROPOSED, ST_FLIP_ACCEPTED, ST_BLOCK_PROPOSED, ST_BLOCK_ACCEPTED, ST_HARD_REFUSED,
+ ST_TIE_PROPOSED, ST_TIE_ACCEPTED, ST_TIE_FAILED, ST_TIE_ATOMS) = range(9)
+N_STATS = 9
+TIE_MAX = 32               # default: the largest set of atoms a tie move flips
+FROZEN_PROBES = 200        # constant atoms checked for being held by the hard clauses
 
 
 @dataclass
@@ -102,6 +115,9 @@ class AtomMHOptions:
     ``hard_weight``: treat hard clauses as soft clauses of this weight.
     ``user_proposals``: see :mod:`.proposals`. ``max_seconds``: a time
     limit (the best world so far, or the samples so far, are returned).
+    ``tie_max``: the largest set of atoms a tie move flips (a flip that
+    breaks a hard clause propagates along the hard clauses; 1: single flips
+    only, refused when they break a hard clause).
     """
 
     steps: int | None = None
@@ -118,6 +134,7 @@ class AtomMHOptions:
     rao_blackwell: bool = True
     hard_weight: float | None = None
     user_proposals: Sequence = ()
+    tie_max: int = TIE_MAX
 
     def check(self) -> "AtomMHOptions":
         # steps 0 would return the start world as the MAP world
@@ -127,6 +144,7 @@ class AtomMHOptions:
         _check_int("samples", self.samples, 1)
         _check_int("restarts", self.restarts, 1)
         _check_int("seed", self.seed, 0)
+        _check_int("tie_max", self.tie_max, 1)
         if not _real(self.temperature) or not math.isfinite(self.temperature) or self.temperature < 0:
             raise OptionError(f"temperature must be a number >= 0, got {self.temperature!r}")
         if self.anneal is not None and (not _real(self.anneal) or not math.isfinite(self.anneal) or self.anneal <= 0):
@@ -212,8 +230,252 @@ def _update_best(world, fst, best, best_world, log, lst):
         best[0] = fst[0]
 
 
+# ---------------------------------------------------------------- tie moves
+#
+# A tie move flips a set of free atoms that the hard clauses tie together.
+# From a feasible world x and a free atom a, propagation flips a, then, while
+# a hard clause is violated (the last one in the violated list), flips the
+# first free atom of that clause not flipped yet; it fails (the move is
+# refused) when a violated clause has no such atom or the set would exceed
+# ``tie_max`` atoms. Propagation is a deterministic function S(x, a) of the
+# world and the start atom. The proposal draws a uniformly among the free
+# atoms and moves to x' = x with S(x, a) flipped, so
+#
+#     q(x -> x') = #{b in S : S(x, b) = S} / n_free
+#     q(x' -> x) = #{b in S : S(x', b) = S} / n_free
+#
+# (a start atom outside S cannot give S, which contains its start). The
+# move is accepted with probability min(1, exp(delta / T) q(x' -> x) /
+# q(x -> x')): a Metropolis-Hastings kernel for p^(1/T) on the feasible
+# worlds. When flipping a alone breaks no hard clause, S = {a} and the move is
+# the single flip (both counts 1). Cost: |S| + 1 propagations per tie move.
+# ``tie`` = (mark, smark, tokc, buf, buf2): stamps of the atoms flipped by the
+# current propagation and of S, tokc = [stamp counter, tie_max], and the
+# flipped atoms of S and of a counting propagation.
+
 @nb.njit(**KERNEL)
-def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, best_world, log, lst, stats):
+def _propagate(a, g, s, mark, tokc, buf):
+    """Propagation from the current feasible world and start atom ``a``
+    (see above). Returns ``n`` > 0 with the atoms flipped in ``buf[:n]`` (the
+    world keeps them), or 0 if it fails (the world is restored)."""
+    clause_start, lit_atom = g[0], g[1]
+    atom_lit_start, occ_clause, occ_positive, weight, atom_block = g[3], g[4], g[5], g[6], g[9]
+    world, count, sel, vlist, vpos, ist, fst = s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+    cap = tokc[1]
+    tokc[0] += 1
+    tok = tokc[0]
+    mark[a] = tok
+    buf[0] = a
+    n = 1
+    flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+    ok = True
+    while ist[0] > 0:
+        c = vlist[ist[0] - 1]
+        pick = -1
+        for i in range(clause_start[c], clause_start[c + 1]):
+            b = lit_atom[i]
+            if mark[b] != tok and atom_block[b] < 0:
+                pick = b
+                break
+        if pick < 0 or n >= cap:
+            ok = False
+            break
+        mark[pick] = tok
+        buf[n] = pick
+        n += 1
+        flip(pick, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+    if ok:
+        return n
+    for k in range(n - 1, -1, -1):
+        flip(buf[k], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+    return 0
+
+
+@nb.njit(**KERNEL)
+def _flip_list(atoms, n, g, s):
+    atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
+    world, count, sel, vlist, vpos, ist, fst = s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+    for k in range(n - 1, -1, -1):
+        flip(atoms[k], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+
+
+@nb.njit(**KERNEL)
+def _generators(n, g, s, tie):
+    """How many atoms of S (``buf[:n]``, stamped in ``smark``) give S by
+    propagation from the current world (which is left as it was)."""
+    mark, smark, tokc, buf, buf2 = tie[0], tie[1], tie[2], tie[3], tie[4]
+    sid = smark[buf[0]]
+    hits = 0
+    for k in range(n):
+        m = _propagate(buf[k], g, s, mark, tokc, buf2)
+        if m > 0:
+            same = m == n
+            if same:
+                for j in range(m):
+                    if smark[buf2[j]] != sid:
+                        same = False
+                        break
+            _flip_list(buf2, m, g, s)
+            if same:
+                hits += 1
+    return hits
+
+
+@nb.njit(**KERNEL)
+def _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats):
+    """The tie move from free atom ``a`` (see above). Returns 0 if the
+    propagation fails (refused), 1 rejected, 2 accepted."""
+    mark, smark, tokc, buf = tie[0], tie[1], tie[2], tie[3]
+    world, fst, rs = s[0], s[6], s[8]
+    s0 = fst[0]
+    n = _propagate(a, g, s, mark, tokc, buf)
+    if n == 0:
+        stats[ST_TIE_FAILED] += 1
+        return 0
+    d = fst[0] - s0
+    if n == 1:
+        if _accept(d, temp, rs):
+            if track:
+                _record(a, log, lst)
+                _update_best(world, fst, best, best_world, log, lst)
+            return 2
+        _flip_list(buf, 1, g, s)
+        return 1
+    stats[ST_TIE_PROPOSED] += 1
+    stats[ST_TIE_ATOMS] += n
+    tokc[0] += 1
+    sid = tokc[0]
+    for k in range(n):
+        smark[buf[k]] = sid
+    back = _generators(n, g, s, tie)            # at x'
+    _flip_list(buf, n, g, s)                    # back to x
+    fwd = _generators(n, g, s, tie)             # >= 1: a gives S
+    if back == 0:
+        return 1
+    if temp <= 0.0:
+        acc = d >= -GREEDY_EPS
+    else:
+        x = d / temp + math.log(back / fwd)
+        acc = x >= 0.0 or rand_unit(rs) < math.exp(x)
+    if not acc:
+        return 1
+    atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
+    count, sel, vlist, vpos, ist = s[1], s[2], s[3], s[4], s[5]
+    for k in range(n):
+        flip(buf[k], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
+        if track:
+            _record(buf[k], log, lst)
+    stats[ST_TIE_ACCEPTED] += 1
+    if track:
+        _update_best(world, fst, best, best_world, log, lst)
+    return 2
+
+
+@nb.njit(**KERNEL)
+def _unit_propagate(tail, clause_start, lit_atom, lit_positive, is_hard, atom_lit_start, occ_clause, assign, queue):
+    """Unit propagation over the hard clauses from the atoms ``queue[:tail]``
+    (already set in ``assign``: 1 true, 0 false, -1 unknown). Returns True on
+    a contradiction (a hard clause with every literal false)."""
+    head = 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        for k in range(atom_lit_start[u], atom_lit_start[u + 1]):
+            c = occ_clause[k]
+            if not is_hard[c]:
+                continue
+            unknown = 0
+            last = -1
+            sat = False
+            for i in range(clause_start[c], clause_start[c + 1]):
+                v = assign[lit_atom[i]]
+                if v < 0:
+                    unknown += 1
+                    last = i
+                elif (v == 1) == lit_positive[i]:
+                    sat = True
+                    break
+            if sat:
+                continue
+            if unknown == 0:
+                return True
+            if unknown == 1:
+                b = lit_atom[last]
+                assign[b] = 1 if lit_positive[last] else 0
+                queue[tail] = b
+                tail += 1
+    return False
+
+
+@nb.njit(**KERNEL)
+def _hard_backbone(clause_start, lit_atom, lit_positive, is_hard, atom_lit_start, occ_clause, block_start,
+                   block_atoms, assign, queue):
+    """``assign``: the values unit propagation derives from the hard unit
+    clauses and the blocks of one atom (-1 where it derives none)."""
+    for k in range(len(assign)):
+        assign[k] = -1
+    tail = 0
+    for c in range(len(clause_start) - 1):
+        if is_hard[c] and clause_start[c + 1] - clause_start[c] == 1:
+            i = clause_start[c]
+            if assign[lit_atom[i]] < 0:
+                assign[lit_atom[i]] = 1 if lit_positive[i] else 0
+                queue[tail] = lit_atom[i]
+                tail += 1
+    for b in range(len(block_start) - 1):
+        if block_start[b + 1] - block_start[b] == 1:
+            u = block_atoms[block_start[b]]
+            if assign[u] < 0:
+                assign[u] = 1
+                queue[tail] = u
+                tail += 1
+    _unit_propagate(tail, clause_start, lit_atom, lit_positive, is_hard, atom_lit_start, occ_clause, assign, queue)
+
+
+@nb.njit(**KERNEL)
+def _forced_by_hard(a, value, base, clause_start, lit_atom, lit_positive, is_hard, atom_lit_start, occ_clause,
+                    assign, queue):
+    """Whether ``a`` cannot take ``value`` in a feasible world by unit
+    propagation: the backbone ``base`` already sets it, or propagation over
+    the hard clauses from ``base`` and ``a = value`` reaches a contradiction
+    (a failed literal)."""
+    if base[a] >= 0:
+        return True
+    for k in range(len(assign)):
+        assign[k] = base[k]
+    assign[a] = 1 if value else 0
+    queue[0] = a
+    return _unit_propagate(1, clause_start, lit_atom, lit_positive, is_hard, atom_lit_start, occ_clause, assign,
+                           queue)
+
+
+@nb.njit(**KERNEL)
+def _pinned(cand, g, s, tie, is_hard, base, assign, queue, out):
+    """``out[k]``: candidate atom ``cand[k]`` cannot be moved from the
+    current world (a single flip breaks a hard clause and, with tie moves,
+    the propagation from it fails) and is not a failed literal."""
+    clause_start, lit_atom, lit_positive, atom_lit_start, occ_clause, occ_positive, weight = (
+        g[0], g[1], g[2], g[3], g[4], g[5], g[6])
+    world, count, sel = s[0], s[1], s[2]
+    mark, tokc, buf2 = tie[0], tie[2], tie[4]
+    for k in range(len(cand)):
+        a = cand[k]
+        breaks, d = _flip_effect(a, world, count, sel, atom_lit_start, occ_clause, occ_positive, weight)
+        if breaks == 0:
+            continue
+        if tokc[1] >= 2:
+            m = _propagate(a, g, s, mark, tokc, buf2)
+            if m > 0:
+                _flip_list(buf2, m, g, s)
+                continue
+        if _forced_by_hard(a, not world[a], base, clause_start, lit_atom, lit_positive, is_hard, atom_lit_start,
+                           occ_clause, assign, queue):
+            continue
+        out[k] = True
+
+
+@nb.njit(**KERNEL)
+def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, best_world, log, lst, stats, tie):
     """``n_steps`` built-in proposals from a world satisfying the hard clauses
     and blocks, the temperature multiplied by ``ratio`` after each; with
     ``track``, the best world is kept in ``best_world``. Returns the
@@ -252,7 +514,8 @@ def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, be
             stats[ST_FLIP_PROPOSED] += 1
             breaks, d = _flip_effect(a, world, count, sel, atom_lit_start, occ_clause, occ_positive, weight)
             if breaks > 0:
-                stats[ST_HARD_REFUSED] += 1
+                if tie[2][1] < 2 or _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats) == 0:
+                    stats[ST_HARD_REFUSED] += 1
             elif _accept(d, temp, rs):
                 flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
                 stats[ST_FLIP_ACCEPTED] += 1
@@ -264,12 +527,16 @@ def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, be
 
 
 @nb.njit(**KERNEL)
-def _collect(i, rb, is_hard, g, s, prob, tally, store):
+def _collect(i, rb, is_hard, g, s, prob, tally, store, seen):
     """Add the current world to ``tally`` (conditionals with ``rb``, else
     truth values; if it has one entry per atom) and/or to row ``i`` of
-    ``store`` (if it has rows)."""
+    ``store`` (if it has rows); ``seen[a]`` (if one entry per atom) gets bit
+    1 when atom ``a`` is true, bit 2 when false."""
     world, count, block_true = s[0], s[1], s[7]
     n = len(world)
+    if len(seen) == n:
+        for a in range(n):
+            seen[a] |= 1 if world[a] else 2
     if len(tally) == n:
         if rb:
             rao_blackwell_tally(g, world, count, is_hard, block_true, prob, tally)
@@ -284,11 +551,16 @@ def _collect(i, rb, is_hard, g, s, prob, tally, store):
 
 @nb.njit(**KERNEL)
 def _mh_sample(n_samples, thin, p_block, free, blocks, rb, is_hard, g, s, prob, tally, store,
-               best, best_world, log, lst, stats):
-    """``n_samples`` samples, each after ``thin`` proposals at ``T = 1``."""
+               best, best_world, log, lst, stats, tie, seen):
+    """``n_samples`` samples, each after ``thin`` proposals at ``T = 1`` (or
+    ``thin + 1``, by a fair coin, when ``thin > 1``: a chain of period two,
+    e.g. a tie move that is always accepted, is then sampled in both of its
+    phases)."""
+    rs = s[8]
     for i in range(n_samples):
-        _mh_steps(thin, 1.0, 1.0, p_block, free, blocks, False, g, s, best, best_world, log, lst, stats)
-        _collect(i, rb, is_hard, g, s, prob, tally, store)
+        k = thin + 1 if thin > 1 and rand_unit(rs) < 0.5 else thin
+        _mh_steps(k, 1.0, 1.0, p_block, free, blocks, False, g, s, best, best_world, log, lst, stats, tie)
+        _collect(i, rb, is_hard, g, s, prob, tally, store, seen)
 
 
 @nb.njit(**KERNEL)
@@ -373,6 +645,10 @@ class AtomChain:
         self.log = np.zeros(max(n, 2), np.int32)
         self.lst = np.zeros(2, np.int64)
         self.stats = np.zeros(N_STATS, np.int64)
+        cap = int(opt.tie_max)
+        self.tie = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.array([0, cap], np.int64),
+                    np.zeros(max(cap, 1), np.int32), np.zeros(max(cap, 1), np.int32))
+        self.seen = np.zeros(n, np.int8)        # bit 1: sampled true, bit 2: sampled false
         max_block = int(np.diff(sat.block_start).max()) if sat.n_blocks else 1
         self.prob = np.zeros(2 * max_block, np.float64)
         self._no_tally = np.zeros(0, np.float64)
@@ -410,7 +686,7 @@ class AtomChain:
     # ------------------------------------------------------------ moves
     def _builtin(self, k: int, temp: float, ratio: float, track: bool) -> float:
         return _mh_steps(k, temp, ratio, self.p_block, self.free, self.blocks, track, self.prep.arrays,
-                         self.state.arrays, self.best, self.best_world, self.log, self.lst, self.stats)
+                         self.state.arrays, self.best, self.best_world, self.log, self.lst, self.stats, self.tie)
 
     def advance(self, k: int, temp: float, ratio: float = 1.0, track: bool = True) -> float:
         """``k`` proposals, the temperature going from ``temp`` and multiplied
@@ -473,11 +749,33 @@ class AtomChain:
         if self.mix is None:
             _mh_sample(n, thin, self.p_block, self.free, self.blocks, self.rb, self.prep.sat.is_hard,
                        self.prep.arrays, self.state.arrays, self.prob, tally, store, self.best, self.best_world,
-                       self.log, self.lst, self.stats)
+                       self.log, self.lst, self.stats, self.tie, self.seen)
             return
         for i in range(n):
             self.advance(thin, 1.0, 1.0, track=False)
-            _collect(i, self.rb, self.prep.sat.is_hard, self.prep.arrays, self.state.arrays, self.prob, tally, store)
+            _collect(i, self.rb, self.prep.sat.is_hard, self.prep.arrays, self.state.arrays, self.prob, tally, store,
+                     self.seen)
+
+    def frozen_atoms(self) -> np.ndarray:
+        """Free atoms that the chain cannot move: their value never changed
+        over the samples drawn (``seen``), in the current world flipping one
+        breaks a hard clause and no tie move from it exists, and unit
+        propagation over the hard clauses does not prove the value forced (a
+        failed literal). At most ``FROZEN_PROBES`` atoms are probed."""
+        n = self.net.n_atoms
+        constant = np.zeros(n, dtype=bool)
+        constant[self.free] = (self.seen[self.free] == 1) | (self.seen[self.free] == 2)
+        cand = np.flatnonzero(constant)[:FROZEN_PROBES].astype(np.int32)
+        if not len(cand):
+            return cand
+        sat = self.prep.sat
+        out = np.zeros(len(cand), dtype=bool)
+        g = self.prep.arrays
+        base = np.zeros(n, np.int8)
+        queue = np.zeros(n, np.int32)
+        _hard_backbone(g[0], g[1], g[2], sat.is_hard, g[3], g[4], sat.block_start, sat.block_atoms, base, queue)
+        _pinned(cand, g, self.state.arrays, self.tie, sat.is_hard, base, np.zeros(n, np.int8), queue, out)
+        return cand[out]
 
     def stats_dict(self) -> dict:
         s = self.stats.tolist()
@@ -486,6 +784,9 @@ class AtomChain:
             "block_moves_proposed": s[ST_BLOCK_PROPOSED], "block_moves_accepted": s[ST_BLOCK_ACCEPTED],
             "hard_refused": s[ST_HARD_REFUSED], "block_prob": self.p_block, "variables": self.variables,
             "init_flips": self.init_flips,
+            "tie_moves_proposed": s[ST_TIE_PROPOSED], "tie_moves_accepted": s[ST_TIE_ACCEPTED],
+            "tie_moves_failed": s[ST_TIE_FAILED],
+            "tie_move_atoms": s[ST_TIE_ATOMS] / s[ST_TIE_PROPOSED] if s[ST_TIE_PROPOSED] else 0.0,
         }
         proposed = s[ST_FLIP_PROPOSED] + s[ST_BLOCK_PROPOSED]
         accepted = s[ST_FLIP_ACCEPTED] + s[ST_BLOCK_ACCEPTED]
@@ -554,6 +855,30 @@ def mh_map(net: GroundNetwork, options: AtomMHOptions | None = None, *,
                      seconds=time.perf_counter() - start, stats=stats)
 
 
+def frozen_stats(chain: AtomChain, samples: int, method: str, stats: dict, stacklevel: int = 3) -> None:
+    """Put ``frozen_atoms`` (how many atoms the chain could not move, see
+    :meth:`AtomChain.frozen_atoms`) and ``frozen_examples`` (up to five of
+    their names) in ``stats``; if there are any, warn and put the warning in
+    ``stats["warning"]``: their marginals are the start world's, not the
+    model's."""
+    if not chain.prep.n_hard:
+        stats["frozen_atoms"] = 0
+        return
+    frozen = chain.frozen_atoms()
+    stats["frozen_atoms"] = int(len(frozen))
+    if not len(frozen):
+        return
+    names = [chain.net.atom_name(int(a)) for a in frozen[:5]]
+    stats["frozen_examples"] = ", ".join(names)
+    more = f" and {len(frozen) - len(names)} more" if len(frozen) > len(names) else ""
+    msg = (f"{method}: the chain could not move {len(frozen)} atom(s) held by hard clauses ({', '.join(names)}"
+           f"{more}): they kept one value in all {samples} samples and every move of them breaks a hard "
+           "clause, so their marginals may be wrong. Use MC-SAT (method='mcsat'), which moves tied atoms "
+           "together.")
+    warnings.warn(msg, stacklevel=stacklevel)
+    stats["warning"] = msg if "warning" not in stats else stats["warning"] + " " + msg
+
+
 def _counts(prep, world: np.ndarray) -> np.ndarray:
     sat = prep.sat
     lit_true = world[sat.lit_atom] == sat.lit_positive
@@ -570,7 +895,7 @@ def mh_marginals(net: GroundNetwork, options: AtomMHOptions | None = None, *,
     start = time.perf_counter()
     chain = AtomChain(net, opt)
     stats: dict = {}
-    if chain.prep.n_hard and not chain.user:
+    if chain.prep.n_hard and not chain.user and opt.tie_max < 2:
         warnings.warn(HARD_WARNING, stacklevel=2)
         stats["warning"] = HARD_WARNING
     nv = max(chain.variables, 1)
@@ -585,6 +910,7 @@ def mh_marginals(net: GroundNetwork, options: AtomMHOptions | None = None, *,
     drawn = sampler.run(lambda k: chain.sample(k, thin, tally), opt.samples, progress, at_least_one=True)
     sample_seconds = time.perf_counter() - t_sample
     prob = fill_inactive(chain.prep, tally / float(drawn))
+    frozen_stats(chain, drawn, "mh", stats)
     seconds = time.perf_counter() - start
     stats.update(chain.stats_dict())
     stats.update({

@@ -37,8 +37,12 @@ Each step's local model is the global model's conditional of that block:
 the chapter's local models ``p(y^k | x^k, n(y^k))`` with the global weights.
 Worlds that break a hard clause or a block have probability 0, so the chain
 stays among feasible worlds (it starts from one found by WalkSAT,
-:func:`.samplesat.feasible_state`) and, as with single-variable MH, may not
-cross between regions that hard clauses separate.
+:func:`.samplesat.feasible_state`). On a network with hard clauses a step is,
+with probability ``tie_prob`` (default 0.25), a tie move of :mod:`.mh`
+instead (a free atom flipped with the atoms the hard clauses tie to it, its
+own Metropolis-Hastings kernel): the other steps cannot cross between regions
+that hard clauses separate. Atoms the chain could not move are reported as in
+:mod:`.mh` (``frozen_atoms``, and a warning).
 
 The chain state, the start world, the best-world tracking and the
 (Rao-Blackwellised) tallies are those of :class:`.mh.AtomChain`; the
@@ -62,7 +66,7 @@ import scipy.sparse as sp
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
 from .sampling import ChunkRunner
-from .mh import AtomChain, AtomMHOptions, _collect, _record, _update_best
+from .mh import AtomChain, AtomMHOptions, TIE_MAX, _collect, _record, _tie_move, _update_best, frozen_stats
 from .results import MapResult, MarginalResult
 from .samplesat import KERNEL, fill_inactive, flip, rand_below, rand_unit
 from .sgmp import atom_groups
@@ -85,7 +89,10 @@ class MultiTaskOptions:
     ``rao_blackwell=False``. MAP: the best world in ``steps`` proposals
     (default ``20 *`` variables) at ``temperature`` (> 0). ``init``: a start
     world; ``hard_weight``: hard clauses as soft clauses of this weight;
-    ``max_seconds``: a time limit.
+    ``max_seconds``: a time limit. ``tie_prob``: probability that a step is
+    a tie move of :mod:`.mh` instead (a free atom flipped with the atoms the
+    hard clauses tie to it; default 0.25 on a network with hard clauses, 0
+    without), ``tie_max``: the largest set of atoms a tie move flips.
     """
 
     tasks: object = None
@@ -101,6 +108,8 @@ class MultiTaskOptions:
     init: np.ndarray | None = None
     rao_blackwell: bool = True
     hard_weight: float | None = None
+    tie_prob: float | None = None
+    tie_max: int = TIE_MAX
 
     def check(self) -> "MultiTaskOptions":
         def integer(name, v, low, optional=False):
@@ -116,6 +125,11 @@ class MultiTaskOptions:
         integer("thin", self.thin, 1, True)
         integer("steps", self.steps, 1, True)          # 0: the start world as the MAP
         integer("seed", self.seed, 0)
+        integer("tie_max", self.tie_max, 1)
+        tp = self.tie_prob
+        if tp is not None and (isinstance(tp, (bool, np.bool_)) or not isinstance(
+                tp, (int, float, np.integer, np.floating)) or not 0.0 <= tp <= 1.0):
+            raise OptionError(f"tie_prob must be a number in [0, 1], got {tp!r}")
         t = self.temperature
         if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(t) or t <= 0:
@@ -409,19 +423,30 @@ def _propose(temp, track, g, s, is_hard, task_units, task_start, live_tasks, uni
 
 @nb.njit(**KERNEL)
 def _run(n, temp, track, g, s, is_hard, task_units, task_start, live_tasks, unit_var, nbr_off, nbr_unit,
-         n_tasks, hood, max_states, sc, best, best_world, log, lst, stats):
+         n_tasks, hood, max_states, sc, best, best_world, log, lst, stats, p_tie, free, tie, chain_stats):
+    """``n`` steps: a tie move of a uniform free atom with probability
+    ``p_tie`` (a kernel of its own, see :func:`.mh._tie_move`), else a
+    multi-task proposal."""
+    rs = s[8]
+    nf = len(free)
     for _ in range(n):
+        if p_tie > 0.0 and nf > 0 and rand_unit(rs) < p_tie:
+            _tie_move(free[rand_below(rs, nf)], temp, track, g, s, tie, best, best_world, log, lst, chain_stats)
+            continue
         _propose(temp, track, g, s, is_hard, task_units, task_start, live_tasks, unit_var, nbr_off, nbr_unit,
                  n_tasks, hood, max_states, sc, best, best_world, log, lst, stats)
 
 
 @nb.njit(**KERNEL)
 def _sample(n_samples, thin, rb, g, s, is_hard, task_units, task_start, live_tasks, unit_var, nbr_off, nbr_unit,
-            n_tasks, hood, max_states, sc, best, best_world, log, lst, stats, prob, tally, store):
+            n_tasks, hood, max_states, sc, best, best_world, log, lst, stats, p_tie, free, tie, chain_stats,
+            prob, tally, store, seen):
+    rs = s[8]
     for i in range(n_samples):
-        _run(thin, 1.0, False, g, s, is_hard, task_units, task_start, live_tasks, unit_var, nbr_off, nbr_unit,
-             n_tasks, hood, max_states, sc, best, best_world, log, lst, stats)
-        _collect(i, rb, is_hard, g, s, prob, tally, store)
+        k = thin + 1 if thin > 1 and rand_unit(rs) < 0.5 else thin      # both phases of a periodic chain
+        _run(k, 1.0, False, g, s, is_hard, task_units, task_start, live_tasks, unit_var, nbr_off, nbr_unit,
+             n_tasks, hood, max_states, sc, best, best_world, log, lst, stats, p_tie, free, tie, chain_stats)
+        _collect(i, rb, is_hard, g, s, prob, tally, store, seen)
 
 
 # ---------------------------------------------------------------- the chain
@@ -434,7 +459,7 @@ class MultiTaskChain:
         init = None if opt.init is None else np.asarray(opt.init)
         self.chain = AtomChain(net, AtomMHOptions(seed=int(opt.seed), init=init,
                                                   rao_blackwell=bool(opt.rao_blackwell),
-                                                  hard_weight=opt.hard_weight))
+                                                  hard_weight=opt.hard_weight, tie_max=int(opt.tie_max)))
         net = self.chain.net
         prep = self.chain.prep
         sat = prep.sat
@@ -494,6 +519,10 @@ class MultiTaskChain:
             np.zeros(max(int(opt.max_states), self._largest_block(sat)), np.float64),
         )
         self.stats = np.zeros(N_STATS, np.int64)
+        if opt.tie_prob is not None:
+            self.p_tie = float(opt.tie_prob)
+        else:
+            self.p_tie = 0.25 if prep.n_hard and opt.tie_max >= 2 else 0.0
 
     @staticmethod
     def _largest_block(sat) -> int:
@@ -513,7 +542,7 @@ class MultiTaskChain:
         return (float(temp), bool(track), c.prep.arrays, c.state.arrays, c.prep.sat.is_hard, self.task_units,
                 self.task_start, self.live_tasks, self.unit_var, self.nbr_off, self.nbr_unit, self.n_tasks,
                 int(self.opt.neighbourhood), int(self.opt.max_states), self.scratch, c.best, c.best_world,
-                c.log, c.lst, self.stats)
+                c.log, c.lst, self.stats, self.p_tie, c.free, c.tie, c.stats)
 
     def advance(self, k: int, temp: float, track: bool) -> None:
         if self.variables == 0 or k <= 0:
@@ -525,15 +554,19 @@ class MultiTaskChain:
         if self.variables == 0:
             _collect_none = np.zeros((0, c.net.n_atoms), dtype=bool)
             for i in range(n):
-                _collect(i, c.rb, c.prep.sat.is_hard, c.prep.arrays, c.state.arrays, c.prob, tally, _collect_none)
+                _collect(i, c.rb, c.prep.sat.is_hard, c.prep.arrays, c.state.arrays, c.prob, tally, _collect_none,
+                         c.seen)
             return
         args = self._args(1.0, False)
-        _sample(int(n), int(thin), c.rb, *args[2:], c.prob, tally, c._no_store)
+        _sample(int(n), int(thin), c.rb, *args[2:], c.prob, tally, c._no_store, c.seen)
 
     def stats_dict(self) -> dict:
         s = self.stats.tolist()
         proposed = s[ST_PROPOSED]
-        return {
+        cs = self.chain.stats_dict()
+        ties = {k: cs[k] for k in ("tie_moves_proposed", "tie_moves_accepted", "tie_moves_failed", "tie_move_atoms")}
+        ties["tie_prob"] = self.p_tie
+        return ties | {
             "proposals": proposed, "accepted": s[ST_ACCEPTED],
             "accept_rate": s[ST_ACCEPTED] / proposed if proposed else 0.0,
             "unchanged": s[ST_UNCHANGED], "reverse_impossible": s[ST_NO_REVERSE],
@@ -563,6 +596,7 @@ def multitask_marginals(net: GroundNetwork, options: MultiTaskOptions | None = N
     prob = fill_inactive(mt.chain.prep, tally / float(drawn))
     seconds = time.perf_counter() - start
     stats = mt.stats_dict()
+    frozen_stats(mt.chain, drawn, "multitask-mh", stats)
     stats.update({"samples": drawn, "burn_in": burned, "thin": thin, "seconds": seconds,
                   "rao_blackwell": mt.chain.rb, "stopped_early": burner.stopped_early or sampler.stopped_early})
     return MarginalResult(probabilities=prob, method="multitask-mh", samples=drawn, seconds=seconds, stats=stats)

@@ -7,9 +7,21 @@ about one microsecond of CPU per literal, three to five times that in wall
 time on a loaded machine; class-like N=100k, 3.8 M literals: 23 s before
 HiGHS starts), and the search that follows needs time too. When the model's
 estimated setup time is more than ``SETUP_SHARE`` of the time the solver
-has, the default method does not start it: it returns MaxWalkSAT's world for
-the time limit instead, with the trivial bound (every soft clause as its
-weight wants) and a gap, and says so (``MapResult.stats["exact_skipped"]``).
+has, the default method does not start it (``MapResult.stats
+["exact_skipped"]``); :func:`approximate_map` answers instead (issue 30):
+
+1. coordinate ascent on the dual of the LP relaxation (:mod:`.lpbound`) for
+   at most ``LP_SHARE`` of the time: a bound on the cost that is valid
+   wherever the ascent stops, and a world read off its reduced costs (on
+   implication cascades such as friends of smokers, whose LP is a minimum
+   cut, that world makes the collective flips single-flip search misses);
+2. MaxWalkSAT for the rest of the time, its first try started from that
+   world, stopping early if it reaches the bound (then the world is optimal).
+
+The answer is the better of the two worlds; ``stats["path"]`` says which
+(``lp-rounding`` or ``lp+maxwalksat``), the bound is the better of the LP
+dual's and the trivial one (every soft clause as its weight wants),
+``gap`` follows from it, and ``lp_*`` keys give the ascent's figures.
 An explicit ``--method ilp`` is the same method: raising ``--max-seconds``
 brings the exact path back.
 """
@@ -42,21 +54,72 @@ def score_bound(net: GroundNetwork) -> float:
     return float(w[w > 0].sum())
 
 
+LP_SHARE = 0.3          # the LP dual's ascent may take this part of the time limit
+
+
 def maxwalksat_instead(net: GroundNetwork, seconds: float, seed: int = 0) -> MapResult:
-    """MaxWalkSAT's world within ``seconds`` with the trivial bound, as the
-    default method's answer on a network too large for the exact ILP."""
+    """The default method's answer on a network too large for the exact ILP
+    (:func:`approximate_map`, serial)."""
+    return approximate_map(net, seconds, seed=seed)
+
+
+def approximate_map(net: GroundNetwork, seconds: float, seed: int = 0, parallel=None) -> MapResult:
+    """The LP dual's bound and world, then MaxWalkSAT from that world, within
+    ``seconds`` (see the module docstring). ``parallel``: a
+    :class:`~markovlogic.parallel.options.ParallelOptions` to deal
+    MaxWalkSAT's tries to threads (default: serial)."""
+    from .lpbound import network_dual
     from .maxwalksat import maxwalksat
 
     start = time.perf_counter()
-    res = with_trivial_bound(net, maxwalksat(net, max_seconds=max(0.1, float(seconds)), seed=seed))
+    seconds = max(0.1, float(seconds))
+    def world_cost(world):
+        return net.cost(world) if net.hard_violated(world) == 0 else float("inf")
+
+    dual = network_dual(net, max_seconds=LP_SHARE * seconds, world_cost=world_cost)
+    lp_world = dual.world
+    lp_cost, lp_bad = net.cost(lp_world), net.hard_violated(lp_world)
+    tol = 1e-7 * max(1.0, abs(lp_cost))
+    if lp_bad == 0 and lp_cost <= dual.cost_bound + tol:
+        # the rounded world reaches the bound: optimal, no search needed
+        res = MapResult(world=lp_world.copy(), score=net.score(lp_world), cost=lp_cost, hard_violated=0,
+                        method="ilp", seconds=0.0, stats={})
+        mws_cost, mws_bad = None, None
+    else:
+        left = max(0.1, seconds - (time.perf_counter() - start))
+        opts = {"max_seconds": left, "init": lp_world, "target_cost": float(dual.cost_bound)}
+        if parallel is None:
+            res = maxwalksat(net, seed=seed, **opts)
+        else:
+            from ..parallel.map import solve_map_parallel
+
+            res = solve_map_parallel(net, "maxwalksat", dict(opts, seed=seed), parallel)
+        mws_cost, mws_bad = float(res.cost), int(res.hard_violated)
+    path = "lp+maxwalksat"
+    if mws_cost is None:
+        path = "lp-rounding"
+    elif lp_bad == 0 and (res.hard_violated > 0 or lp_cost < res.cost - 1e-9 * (1.0 + abs(res.cost))):
+        res.world = lp_world.copy()
+        res.score, res.cost, res.hard_violated = net.score(lp_world), lp_cost, 0
+        path = "lp-rounding"
+    res = with_trivial_bound(net, res, min(score_bound(net), float(dual.score_bound)))
+    if res.hard_violated == 0 and res.cost <= dual.cost_bound + 1e-7 * max(1.0, abs(res.cost)):
+        res.optimal = True             # within 1e-7 of the bound, as a MIP solver's gap tolerance
+        res.bound = res.score
+        res.gap = 0.0
+    res.stats.update(path=path, lp_cost_bound=float(dual.cost_bound), lp_sweeps=int(dual.sweeps),
+                     lp_seconds=round(dual.seconds, 3), lp_converged=bool(dual.converged),
+                     lp_world_cost=float(lp_cost), lp_world_hard_violated=int(lp_bad),
+                     maxwalksat_cost=mws_cost, maxwalksat_hard_violated=mws_bad)
     res.seconds = time.perf_counter() - start
     return res
 
 
-def with_trivial_bound(net: GroundNetwork, res: MapResult) -> MapResult:
-    """A MaxWalkSAT result as the default (exact) method's answer: the trivial
-    bound, its gap, and the note that the exact model was skipped."""
-    bound = max(score_bound(net), res.score)
+def with_trivial_bound(net: GroundNetwork, res: MapResult, bound: float | None = None) -> MapResult:
+    """A MaxWalkSAT result as the default (exact) method's answer: the
+    trivial bound (or ``bound``, a better upper bound of the score), its gap,
+    and the note that the exact model was skipped."""
+    bound = max(score_bound(net) if bound is None else float(bound), res.score)
     res.bound = bound
     res.gap = max(0.0, bound - res.score) / max(1.0, abs(res.score))
     res.optimal = False
@@ -93,5 +156,5 @@ def check_memory(net: GroundNetwork, method: str) -> None:
         "evidence), a machine or cluster with more memory, or a larger --memory-limit.")
 
 
-__all__ = ["check_memory", "exact_fits", "exact_setup_seconds", "maxwalksat_instead", "score_bound",
-           "with_trivial_bound"]
+__all__ = ["approximate_map", "check_memory", "exact_fits", "exact_setup_seconds", "maxwalksat_instead",
+           "score_bound", "with_trivial_bound"]

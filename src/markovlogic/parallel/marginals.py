@@ -18,7 +18,11 @@ network split by component.
   full burn-in; Gibbs's ``chains`` (default 4) are dealt to the threads.
   Each estimate is an average of per-sample terms, so pooling weights each
   chain by the samples it drew. Same target distribution as one chain, the
-  variance of more independent starts (and ``T`` burn-ins).
+  variance of more independent starts (and ``T`` burn-ins). Chains that
+  settle in different modes would be averaged silently: ``stats
+  ["chains_disagree"]`` (``atoms``, ``spread``, ``examples``; see
+  :func:`chain_disagreement`) says how far the chains' marginals are apart,
+  and a warning names the atoms they disagree on.
 
 With one thread, or a network under ``parallel.min_clauses`` clauses, this
 is the serial path, bit for bit.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -142,9 +147,47 @@ def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, 
     prob /= max(weight.sum(), 1.0)
     stats = _merged_stats(results)
     stats.update(split="chains", chains=k, workers=int(workers))
+    stats["chains_disagree"] = chain_disagreement(net, [r.probabilities for r in results], weight)
+    if stats["chains_disagree"]["atoms"]:
+        d = stats["chains_disagree"]
+        msg = (f"{method}: the {k} pooled chains disagree on {d['atoms']} atom(s) (largest spread of the chains' "
+               f"marginals {d['spread']:.3f}; {d['examples']}): they settled in different modes and the pooled "
+               "marginals average them. Run longer (--burn-in, --samples), start from MaxWalkSAT's world "
+               "(--init maxwalksat) or use one chain (--threads 1) and compare.")
+        warnings.warn(msg, stacklevel=3)
+        stats["warning"] = msg
     drawn = int(sum(r.samples for r in results))
     return MarginalResult(probabilities=prob, method=method, samples=drawn,
                           seconds=time.perf_counter() - start, stats=stats)
+
+
+DISAGREE_SPREAD = 0.2        # chains disagree on an atom whose marginals spread more than this ...
+DISAGREE_SIGMAS = 4.0        # ... and more than this many binomial standard errors of the pooled marginal
+
+
+def chain_disagreement(net: GroundNetwork, probs: list[np.ndarray], samples: np.ndarray) -> dict:
+    """How far pooled chains' marginals are apart: ``spread`` (the largest,
+    over the atoms, of the max less the min of the chains' marginals),
+    ``atoms`` (how many atoms the chains disagree on: spread above
+    ``DISAGREE_SPREAD`` and above ``DISAGREE_SIGMAS`` binomial standard errors
+    ``sqrt(p (1 - p) / m)``, ``p`` the pooled marginal and ``m`` the fewest
+    samples a chain drew; a chain's autocorrelation only widens its error, so
+    this flags modes, not noise) and ``examples`` (up to five of them, the
+    widest first, as ``name a/b`` with the chains' least and largest
+    marginals)."""
+    if len(probs) < 2:
+        return {"atoms": 0, "spread": 0.0, "examples": ""}
+    p = np.vstack(probs)
+    lo, hi = p.min(axis=0), p.max(axis=0)
+    spread = hi - lo
+    w = np.asarray(samples, dtype=np.float64)
+    pooled = (w[:, None] * p).sum(axis=0) / max(w.sum(), 1.0)
+    m = max(float(w.min()), 1.0)
+    se = np.sqrt(np.clip(pooled * (1.0 - pooled), 0.0, None) / m)
+    bad = np.flatnonzero((spread > DISAGREE_SPREAD) & (spread > DISAGREE_SIGMAS * se))
+    top = bad[np.argsort(-spread[bad], kind="stable")][:5]
+    examples = ", ".join(f"{net.atom_name(int(a))} {lo[a]:.2f}/{hi[a]:.2f}" for a in top)
+    return {"atoms": int(len(bad)), "spread": float(spread.max()) if len(spread) else 0.0, "examples": examples}
 
 
 def _remote(executor) -> bool:
