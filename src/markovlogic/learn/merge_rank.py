@@ -948,11 +948,13 @@ PAIR_L2 = (0.03, 0.3, 3.0)     # inverse regularisation strengths the pair layer
 def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tuple[float, dict]:
     """The pair layer's regularisation with the best cross-fitted
     log-likelihood of the candidate pairs' labels (each part scored by the
-    model fit on the others)."""
+    model fit on the others); a best value at the grid's edge extends the
+    search past it (Cora SameBib and cddb chose the smallest of the grid)."""
     n_params = len(initial)
     designs = [_pair_design(m, param, coef, n_params) for m in parts]
     table = {}
-    for l2 in grid:
+
+    def score(l2):
         ll = 0.0
         for k, (x, y) in enumerate(designs):
             others = [p for j, p in enumerate(parts) if j != k]
@@ -960,8 +962,22 @@ def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tupl
             s = x @ th
             ll += float(np.sum(y * s - np.logaddexp(0.0, s)))
         table[l2] = ll
-    best = max(grid, key=lambda v: (table[v], -v))
-    return best, table
+
+    for l2 in grid:
+        score(l2)
+    # a best value at an edge of the grid: go on past that edge, a factor of 10 at a time (at most 3 steps)
+    for _ in range(3):
+        best = max(table, key=lambda v: (table[v], -v))
+        lo, hi = min(table), max(table)
+        if best == lo:
+            nxt = round(lo / 10.0, 12)
+        elif best == hi:
+            nxt = round(hi * 10.0, 12)
+        else:
+            break
+        score(nxt)
+    best = max(table, key=lambda v: (table[v], -v))
+    return best, dict(sorted(table.items()))
 
 
 def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> np.ndarray:
