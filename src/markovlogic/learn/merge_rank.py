@@ -145,6 +145,13 @@ class MergeRankOptions:
         return self
 
 
+def _expit(s: np.ndarray) -> np.ndarray:
+    """The logistic function without overflow warnings for large |s|."""
+    from scipy.special import expit
+
+    return expit(s)
+
+
 def _grid(v) -> tuple:
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
@@ -665,7 +672,7 @@ def _fit_logistic(x, y, sw, l2, learnable, initial) -> np.ndarray:
     def loss(w):
         s = zb @ w + offset
         value = np.sum(sw * (np.logaddexp(0.0, s) - y * s)) + 0.5 * lam * np.sum(w[:-1] ** 2)
-        grad = zb.T @ (sw * (1.0 / (1.0 + np.exp(-s)) - y))
+        grad = zb.T @ (sw * (_expit(s) - y))
         grad[:-1] += lam * w[:-1]
         return value, grad
 
@@ -1013,7 +1020,7 @@ def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> 
     def loss(w):
         s = zb @ w + offset
         value = np.sum(np.logaddexp(0.0, s) - y * s) + 0.5 * lam * np.sum(w[:-1] ** 2)
-        grad = zb.T @ (1.0 / (1.0 + np.exp(-s)) - y)
+        grad = zb.T @ (_expit(s) - y)
         grad[:-1] += lam * w[:-1]
         return value, grad
 
