@@ -177,6 +177,7 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
             text = pred + "(" + const.to_numpy()[rows] + "," + np.asarray(values, dtype=object) + ")"
         parts.append(pd.Series(text))
         counts[pred] = counts.get(pred, 0) + len(rows)
+        decl = "*" + decl          # closed-world evidence: a record's fields are all there is to know
         if decl not in decls:
             decls.append(decl)
 
