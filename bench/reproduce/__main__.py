@@ -81,7 +81,16 @@ def markdown(cache: dict) -> str:
            "gives the paper's figure, ours, the difference and whether the paper's shape holds; the data, folds and "
            "seeds; the date, commit and cost of its run; and the commands that made its rows (one fold's, where "
            "every fold runs the same; `$WORK` is the run's scratch folder). Timings are from a shared 2-core machine "
-           "(CPU seconds are the fairer figure; the load average is given).", ""]
+           "(CPU seconds are the fairer figure; the load average is given).", "", "## At a glance", ""]
+    for name in TABLES:
+        entry = cache.get(name)
+        if entry is None:
+            out.append(f"- **{TITLES[name]}**: not run yet.")
+            continue
+        module = importlib.import_module(f"bench.reproduce.{name}")
+        m = entry["meta"]
+        out.append(f"- **{TITLES[name]}** ({m['date'][:10]}, {m['cpu_seconds'] / 60:.1f} min CPU"
+                   + (", QUICK SLICE" if m.get("quick") else "") + f"): {module.summary(entry['result'])}")
     for name in TABLES:
         entry = cache.get(name)
         out.append("")

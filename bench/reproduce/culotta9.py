@@ -205,6 +205,21 @@ CLAIMS = {
 }
 
 
+def summary(res: dict) -> str:
+    parts = []
+    r = res["fig_9_2"]
+    if r:
+        parts.append(f"9.2 n-best above univariate at {sum(round(p['n-best'], 2) > round(p['univariate'], 2) for p in r)} "
+                     f"of {len(r)} points")
+    for fig, key in (("9_4", "clusters"), ("9_5", "shared")):
+        r = res[f"fig_{fig}"]
+        if r:
+            parts.append(f"{fig.replace('_', '.')}: SGMP better on {sum(x['wins'] for x in r)} of "
+                         f"{sum(x['instances'] for x in r)} instances, improvement {r[0]['improvement']:.2f} % at "
+                         f"{r[0][key]} {key} to {r[-1]['improvement']:.2f} % at {r[-1][key]}")
+    return "; ".join(parts) or "not run"
+
+
 def render(res: dict) -> str:
     s = res["settings"]
     out = ["## Culotta's thesis, chapter 9: SGMP on clustered weighted MAX-SAT (Figures 9.2-9.5)", "",
@@ -217,7 +232,7 @@ def render(res: dict) -> str:
     out.append(md_table(["clauses with shared variables", "n-best %", "univariate %", "flips (n-best)"],
                         [[p["shared_clauses"], f"{p['n-best']:.2f}", f"{p['univariate']:.2f}",
                           f"{p['n-best_flips']:,.0f}"] for p in r]))
-    nb = sum(p["n-best"] > p["univariate"] for p in r)
+    nb = sum(round(p["n-best"], 2) > round(p["univariate"], 2) for p in r)
     out.append("")
     out.append(f"- paper: {CLAIMS['9.2']}. Ours: n-best above univariate at {nb} of {len(r)} points.")
     out.append("")
@@ -238,6 +253,8 @@ def render(res: dict) -> str:
     for fig, key, label, size in (("9.4", "clusters", "clusters", "400 variables, 1,600 clauses, 2 shared per pair"),
                                   ("9.5", "shared", "shared variables", "1,000 variables, 4,000 clauses, 2 clusters")):
         r = res[f"fig_{fig.replace('.', '_')}"]
+        if not r:
+            continue
         out.append(f"Figure {fig} ({size}):")
         out.append("")
         out.append(md_table([label, "improvement %", "SGMP better on", "cost SGMP / MaxWalkSAT", "flips"],

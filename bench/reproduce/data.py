@@ -196,3 +196,31 @@ def given_folds(dataset: str, folds: int) -> list[FoldFiles]:
         out.append(FoldFiles(f"fold{n}", folder / "train.db", folder / "test-evidence.db",
                              folder / "test-truth.db", -1, -1))
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.reproduce.data cora3 OUT``: write Poon's three
+    cluster-split folds of ``cora_tokens`` with the thesis's labels (OUT/fold1
+    ... fold3, each train.db, test-evidence.db, test-truth.db; about 2 s);
+    ``--original-labels`` keeps cora_tokens' own fields."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m bench.reproduce.data", description=main.__doc__.split("\n\n")[0])
+    ap.add_argument("which", choices=["cora3"])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--original-labels", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        folds = cora_cluster_folds(args.out, seed=args.seed, thesis_labels=not args.original_labels)
+    except Skip as why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    for f in folds:
+        print(f"{f.name}: {f.train_bibs} training, {f.test_bibs} test citations in {f.train.parent}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -430,6 +430,30 @@ def render(res: dict) -> str:
         out.append("")
         out.append(_verdict_seg(sec, dataset))
         out.append("")
+    out.append("### Per fold: segmentation total F1 (All), MC-SAT / MAP; Cora SameBib pairwise R / P, cluster recall")
+    out.append("")
+    rows = []
+    for dataset in ("cora", "citeseer"):
+        for k, f in enumerate(res.get(f"{dataset}_folds", [])):
+            name = f["fold"] if dataset == "cora" else f"{f['fold']} ({SECTIONS[k] if k < len(SECTIONS) else ''})"
+            cells = []
+            for s in ("baseline",) + SYSTEMS:
+                row = f["systems"].get(s)
+                if row is None:
+                    cells.append("")
+                    continue
+                seg = row["segmentation"]["all"]["total"]
+                cells.append(pct(seg, 2) + ("" if "map" not in row else f" / {pct(row['map']['segmentation']['all']['total'], 2)}"))
+            er = f["systems"].get("jnt_seg_er") or {}
+            fs = f["systems"].get("fellegi_sunter") or {}
+            cells.append("" if "pairwise_recall" not in er else
+                         f"{pct(er['pairwise_recall'])} / {pct(er['pairwise_precision'])}, {pct(er['cluster_recall'])}")
+            cells.append("" if not fs else
+                         f"{pct(fs['pairwise_recall'])} / {pct(fs['pairwise_precision'])}, {pct(fs['cluster_recall'])}")
+            rows.append([dataset, name] + cells)
+    out.append(md_table(["dataset", "fold (test section)", "per-token baseline", "Isolated", "Jnt-Seg", "Jnt-Seg-ER",
+                         "Jnt-Seg-ER SameBib", "Fellegi-Sunter"], rows))
+    out.append("")
     out.append("### Table 3.5: wins-losses in F1 (each field and the total per subset; ours MC-SAT)")
     out.append("")
     rows = []
@@ -458,6 +482,26 @@ def render(res: dict) -> str:
     out.append(md_table(["dataset", "subset", "paper total / author / title / venue", "ours"], rows))
     out.append("")
     return "\n".join(out)
+
+
+def summary(res: dict) -> str:
+    cora, cs = res["cora"], res["citeseer"]
+    parts = []
+    iso, jsr = _seg(cora, "all", "isolated"), _seg(cora, "all", "jnt_seg_er")
+    if iso and jsr:
+        parts.append(f"Cora segmentation Jnt-Seg-ER {pct(jsr[0])} vs Isolated {pct(iso[0])} (paper 98.4 / 98.2)")
+    er = cora.get("jnt_seg") or {}
+    if er.get("pairwise_recall") is not None:
+        parts.append(f"SameBib R/P {pct(er['pairwise_recall'])}/{pct(er['pairwise_precision'])} (paper 94.3/97.0), "
+                     f"cluster recall {pct(er['cluster_recall'])} (78.1)")
+    iso, js = _seg(cs, "all", "isolated"), _seg(cs, "all", "jnt_seg")
+    if iso and js:
+        parts.append(f"CiteSeer segmentation Jnt-Seg {pct(js[0])} vs Isolated {pct(iso[0])} (94.5 / 94.4)")
+    holds = [_verdict_seg(cora, "cora").startswith("Verdict: shape holds"),
+             _verdict_seg(cs, "citeseer").startswith("Verdict: shape holds")]
+    parts.append(f"joint >= isolated: Cora {'yes' if holds[0] else 'no'}, CiteSeer {'yes' if holds[1] else 'no'}; "
+                 "CiteSeer cluster recall not measurable (no labels)")
+    return "; ".join(parts) + "."
 
 
 def _potential_share(res: dict, dataset: str) -> str:

@@ -254,6 +254,12 @@ def render(res: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def summary(res: dict) -> str:
+    m = res["mean"]
+    f1 = ", ".join(f"{k} {m[k]['f1']:.2f}" for k in METHODS if k in m and m[k].get("f1") is not None)
+    return verdict(res).replace("Verdict: ", "") + f" (paper F1 .30 / .69 / .70 / .72; ours {f1})"
+
+
 def verdict(res: dict) -> str:
     m = res["mean"]
     need = ("M-100k", "C-M-1k", "C-M-10k", "C-ILP")
