@@ -32,6 +32,9 @@ PROTOCOL = {
     "dblp_acm": {"main": ["title"], "block": ["title"]},
     "imdb_tmdb": {"main": ["title", "name"], "block": ["title", "name"]},
     "cddb": {"main": ["title"], "block": ["title", "artist"]},
+    # Cora in this layout (bench/er_cora.py)
+    "cora_samebib": {"main": ["title"], "block": ["title", "author"]},
+    "cora_sameauthor": {"main": ["name"], "block": ["name"]},
 }
 NONCANDIDATE_SCORE = -5.0
 

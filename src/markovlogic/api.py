@@ -227,7 +227,16 @@ def map_inference(
 
     check_world_arguments(closed, open_, db_path)
     if method is None:
-        method = "maxwalksat" if options.get("lazy") not in (None, False) else "ilp"
+        lazy_on = options.get("lazy") not in (None, False)
+        if not lazy_on:
+            # models over clusterings (declared equivalences, set-level features): agglomerative, as the CLI
+            from .cluster.api import default_method
+
+            try:
+                method = default_method(mln, normalize_queries(mln, queries), True)
+            except Exception:       # bad queries: reported below with the method's own checks
+                method = None
+        method = method or ("maxwalksat" if lazy_on else "ilp")
     parallel = pop_options(options)
     jit.watch()
     before = jit.compile_seconds()

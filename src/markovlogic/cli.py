@@ -1,4 +1,4 @@
-"""The ``mln`` command: check, ground, infer, learn, eval, derive.
+"""The ``mln`` command: check, ground, infer, learn, eval, derive, usp.
 
 Each subcommand lives in ``commands/<name>.py`` and exposes ``register(app)``.
 User mistakes (``MarkovLogicError``) are printed as ``file:line:col: message``
@@ -48,7 +48,7 @@ def _root(
     """markovlogic: Markov logic networks (Alchemy and Tuffy syntax)."""
 
 
-SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive")
+SUBCOMMANDS = ("check", "ground", "infer", "learn", "eval", "derive", "coref", "usp")
 
 for _name in SUBCOMMANDS:
     try:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import OptionError
 from .chain import run, seed_rng
-from .kernels import apply_merge, merge_delta, total_score
+from .kernels import apply_merge, members, merge_delta, total_score
 from .mh import ClusterAnswer, _initial_labels
 from .model import ClusterModel
 
@@ -142,3 +142,96 @@ def agglomerative_map(model: ClusterModel, options: AgglomerativeOptions | None 
             "polish_steps": int(polish), "polish_accepted": int(stats[:, 1].sum()),
             "seconds": time.perf_counter() - start, "clusters": int(st2.counts[0])}
     return ClusterAnswer(model, best_labels, exact, info)
+
+
+@nb.njit(cache=True)
+def _gain_pairs(st, A, B, gold, cnt, buf):
+    """(co-referent cross pairs, cross pairs) of merging clusters ``A`` and ``B``."""
+    ka = members(st, A, buf)
+    for t in range(ka):
+        cnt[gold[buf[t]]] += 1
+    kb = members(st, B, buf[ka:])
+    tp = 0.0
+    for t in range(kb):
+        tp += cnt[gold[buf[ka + t]]]
+    for t in range(ka):
+        cnt[gold[buf[t]]] = 0
+    return tp, float(ka) * float(kb)
+
+
+@nb.njit(cache=True)
+def merge_sequence(md, st, sc, gold, n_gold, deltas, tps, pps, tp0, pp0, gp):
+    """Greedy agglomerative search run to the end: the best merge is taken
+    whatever its score (hard constraints still hold), and each step's score,
+    co-referent pairs joined and pairs joined are recorded. Greedy MAP with
+    every merge's score shifted by ``s`` takes exactly the prefix before the
+    first step whose score is at most ``-s``: one run scores every shift of
+    the per-cluster constant. The run stops early once no longer prefix
+    can matter: when even a perfect recall could not lift the pairwise F1
+    (``2 gp / (pp + gp)``, with ``pp`` the pairs joined so far and ``gp`` the
+    truth's, starting from ``tp0``, ``pp0``) to half the best F1 of a prefix
+    so far. Returns the number of merges."""
+    n = md.n
+    version = np.zeros(n, np.int64)
+    seen = np.full(n, -1, np.int64)
+    cnt = np.zeros(max(n_gold, 1), np.int64)
+    buf = np.zeros(n + 1, np.int64)
+    heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+    heap.pop()
+    stamp = 0
+    for t in range(st.counts[0]):
+        K = st.active[t]
+        stamp += 1
+        seen[K] = stamp
+        i = st.head[K]
+        while i >= 0:
+            for p in range(md.indptr[i], md.indptr[i + 1]):
+                L = st.label[md.indices[p]]
+                if L <= K or seen[L] == stamp:
+                    continue
+                seen[L] = stamp
+                d = merge_delta(md, st, sc, K, L)
+                if d > -np.inf:
+                    heapq.heappush(heap, (-d, K, L, version[K], version[L]))
+            i = st.nxt[i]
+    k = 0
+    tp_all = tp0
+    pp_all = pp0
+    best = 2.0 * tp_all / (pp_all + gp) if pp_all + gp > 0 else 1.0
+    while len(heap) > 0:
+        negd, a, b, va, vb = heapq.heappop(heap)
+        if version[a] != va or version[b] != vb or st.size[a] == 0 or st.size[b] == 0:
+            continue
+        d = merge_delta(md, st, sc, a, b)
+        tp, pp = _gain_pairs(st, a, b, gold, cnt, buf)
+        deltas[k] = d
+        tps[k] = tp
+        pps[k] = pp
+        k += 1
+        tp_all += tp
+        pp_all += pp
+        if pp_all + gp > 0:
+            f = 2.0 * tp_all / (pp_all + gp)
+            if f > best:
+                best = f
+            if 2.0 * gp / (pp_all + gp) < 0.5 * best:
+                break
+        K = apply_merge(md, st, sc, a, b)
+        gone = b if K == a else a
+        version[K] += 1
+        version[gone] += 1
+        stamp += 1
+        seen[K] = stamp
+        i = st.head[K]
+        while i >= 0:
+            for p in range(md.indptr[i], md.indptr[i + 1]):
+                L = st.label[md.indices[p]]
+                if L == K or seen[L] == stamp:
+                    continue
+                seen[L] = stamp
+                d2 = merge_delta(md, st, sc, K, L)
+                if d2 > -np.inf:
+                    x, y = (K, L) if K < L else (L, K)
+                    heapq.heappush(heap, (-d2, x, y, version[x], version[y]))
+            i = st.nxt[i]
+    return k

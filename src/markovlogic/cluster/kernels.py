@@ -956,21 +956,19 @@ def apply_move(md, st, sc, i, B):
 
 
 @nb.njit(cache=True)
-def pair_scores(md, pw, is_feature, score_col):
+def pair_scores(indptr, indices, vals, pvals, pcol_q, plr_q, plr_coef, plr_u, plr_v, pw, score_col):
     """Write the pair layer's score of every linked pair into column
-    ``score_col``: ``sum_q pw[q] * (N_q(a, b) + N_q(b, a))`` over the pair
-    formulas' quantities, sparse and low-rank parts."""
-    S = md.vals.shape[1]
-    for i in range(md.n):
-        for p in range(md.indptr[i], md.indptr[i + 1]):
-            j = md.indices[p]
+    ``score_col`` of ``vals``: ``sum_q pw[q] * (N_q(a, b) + N_q(b, a))`` over
+    the pair formulas' quantities, sparse (``pvals``, one column per
+    ``pcol_q``) and low-rank parts."""
+    n = len(indptr) - 1
+    S = pvals.shape[1]
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
             s = 0.0
             for col in range(S):
-                q = md.col_q[col]
-                if is_feature[q]:
-                    s += pw[q] * md.vals[p, col]
-            for r in range(len(md.lr_q)):
-                q = md.lr_q[r]
-                if is_feature[q]:
-                    s += pw[q] * md.lr_coef[r] * (md.lr_u[r, i] * md.lr_v[r, j] + md.lr_u[r, j] * md.lr_v[r, i])
-            md.vals[p, score_col] = s
+                s += pw[pcol_q[col]] * pvals[p, col]
+            for r in range(len(plr_q)):
+                s += pw[plr_q[r]] * plr_coef[r] * (plr_u[r, i] * plr_v[r, j] + plr_u[r, j] * plr_v[r, i])
+            vals[p, score_col] = s

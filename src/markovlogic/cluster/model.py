@@ -51,6 +51,7 @@ class Quantity:
     kind: str = "feature"        # feature, relation, numeric, listed, must, cannot, truth
     sign: float = 1.0            # +1: the formula's literal of the predicate is positive
     scale: float = 1.0           # the clause's share of its formula's weight (weight_scale)
+    spec: object = None          # the similarity(...) statement of a valued pair feature
 
 
 @dataclass
@@ -71,6 +72,8 @@ class ClusterModel:
     pair_weights: np.ndarray | None = None  # float64[Q]: the pair layer's weight per quantity
     score_col: int = -1              # value column of the pair score (pair layer)
     candidate_pairs: int = -1        # declared candidate pairs (unordered; -1: none declared)
+    pair_terms: tuple | None = None  # pair layer: (vals, col_q, lr_q, lr_coef, lr_u, lr_v) of its formulas, kept
+                                     # out of the kernel arrays (they count through the score column only)
 
     @property
     def n(self) -> int:
@@ -139,9 +142,11 @@ class ClusterModel:
 
     def refresh_scores(self) -> None:
         """Recompute the pair score column from the pair layer's weights."""
-        if self.score_col >= 0:
-            is_feature = np.array([q.kind == "feature" for q in self.quantities], np.bool_)
-            pair_scores(self.arrays, self.pair_weights, is_feature, self.score_col)
+        if self.score_col >= 0 and self.pair_terms is not None:
+            vals, col_q, lr_q, lr_coef, lr_u, lr_v = self.pair_terms
+            md = self.arrays
+            pair_scores(md.indptr, md.indices, md.vals, vals, col_q, lr_q, lr_coef, lr_u, lr_v,
+                        self.pair_weights, self.score_col)
 
     # ------------------------------------------------------------ answers
     def clusters(self, labels: np.ndarray) -> list[list[str]]:
@@ -263,7 +268,7 @@ def build_cluster_model(
     clustered by their own models; a formula over one of them and this
     predicate is refused, one over them alone is theirs."""
     from ..logic.cnf import compile_mln
-    from .setfeatures import compile_link_features, compile_set_features, declared_set_features
+    from .setfeatures import compile_link_features, compile_pair_values, compile_set_features, declared_set_features
 
     decl = mln.predicates.get(predicate)
     if decl is None:
@@ -343,6 +348,9 @@ def build_cluster_model(
         cannot.lowrank.extend(t_.lowrank)
         if t_.sparse is not None:
             cannot.sparse = (cannot.sparse + t_.sparse).tocsr()
+    # valued pair features similarity(x, y in P: T), on candidate pairs
+    value_specs = [f for f in specs if f.kind == "similarity" and not getattr(f, "link", False)]
+    quantities.extend(compile_pair_values(value_specs, store, compiler, mln, allow_unweighted=truth))
     # set-level features: declared in the MLN and given from Python
     compiled_sf, extra_q = compile_set_features(specs, store, compiler, mln, describe, allow_unweighted=truth)
     quantities.extend(extra_q)
@@ -418,8 +426,39 @@ def build_cluster_model(
         model.stats["candidate_pairs"] = int(cand_mask.nnz // 2)
     if truth and cand_mask is not None and gold is not None:
         model.stats["blocking_recall"] = blocking_recall(cand_mask, gold)
+    if pair_layer:
+        _split_pair_terms(model)
     model.refresh_scores()
     return model
+
+
+def _split_pair_terms(model: ClusterModel) -> None:
+    """Move the pair formulas' columns and low-rank terms out of the kernel
+    arrays into ``model.pair_terms``: with a pair layer they count through the
+    score column only, and every merge would otherwise sum them for nothing."""
+    md = model.arrays
+    is_feature = np.array([q.kind == "feature" for q in model.quantities], np.bool_)
+    fcols = np.flatnonzero(is_feature[md.col_q]) if len(md.col_q) else np.zeros(0, np.int64)
+    keep = np.flatnonzero(~is_feature[md.col_q]) if len(md.col_q) else np.zeros(0, np.int64)
+    remap = np.full(len(md.col_q), -1, np.int64)
+    remap[keep] = np.arange(len(keep))
+    flr = np.flatnonzero(is_feature[md.lr_q]) if len(md.lr_q) else np.zeros(0, np.int64)
+    klr = np.flatnonzero(~is_feature[md.lr_q]) if len(md.lr_q) else np.zeros(0, np.int64)
+    model.pair_terms = (np.ascontiguousarray(md.vals[:, fcols]), md.col_q[fcols].copy(), md.lr_q[flr].copy(),
+                        md.lr_coef[flr].copy(), np.ascontiguousarray(md.lr_u[flr]),
+                        np.ascontiguousarray(md.lr_v[flr]))
+
+    def col(c):
+        return int(remap[c]) if c >= 0 else int(c)
+
+    model.arrays = md._replace(
+        vals=np.ascontiguousarray(md.vals[:, keep]) if len(keep) else np.zeros((len(md.indices), 0)),
+        col_q=md.col_q[keep].copy(), num_col=np.array([col(c) for c in md.num_col], np.int64),
+        lr_q=md.lr_q[klr].copy(), lr_coef=md.lr_coef[klr].copy(),
+        lr_u=np.ascontiguousarray(md.lr_u[klr]) if len(klr) else np.zeros((0, md.n)),
+        lr_v=np.ascontiguousarray(md.lr_v[klr]) if len(klr) else np.zeros((0, md.n)),
+        lk_col=np.array([col(c) for c in md.lk_col], np.int64), cand_col=col(md.cand_col))
+    model.score_col = col(model.score_col)
 
 
 def _column_of(quantities, arrays: ModelArrays, q: int) -> int:
@@ -440,6 +479,9 @@ def blocking_recall(cand_mask: sp.csr_matrix, gold: np.ndarray) -> float:
     return hit / total
 
 
+MAX_CANDIDATES = 50_000_000      # candidate pairs a declaration may produce
+
+
 def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) -> tuple[sp.csr_matrix, str]:
     """The candidate pairs of ``candidates(x, y in P: condition)``: a symmetric
     indicator over mention positions; every similarity of the store is then
@@ -451,11 +493,16 @@ def declare_candidates(spec, compiler: PairCompiler, store: EvidenceStore, mln) 
     known = {x: compiler.type_name, y: compiler.type_name}
     conds = _body_conditions(spec, spec.body, mln, store, known)
     terms = compiler.compile_conditions(x, y, conds, spec.describe())
-    if terms.lowrank:
-        raise _err(spec, "the candidate pairs must be few (pairs the evidence relates, such as records sharing a "
-                         "rare word); this condition holds for most pairs")
     n = compiler.n
     m = terms.sparse if terms.sparse is not None else sp.csr_matrix((n, n))
+    for c, u, v in terms.lowrank:
+        # a product of two sides (x's condition times y's): as pairs when they are few
+        su, sv = np.flatnonzero(u), np.flatnonzero(v)
+        if len(su) * len(sv) > MAX_CANDIDATES:
+            raise _err(spec, f"the candidate pairs must be few (pairs the evidence relates, such as records "
+                             f"sharing a rare word); this condition holds for {len(su) * len(sv):,} pairs")
+        r, q = np.meshgrid(su, sv, indexing="ij")
+        m = m + sp.coo_matrix((c * np.outer(u[su], v[sv]).ravel(), (r.ravel(), q.ravel())), shape=(n, n)).tocsr()
     m = ((abs(m) + abs(m).T) > 0).astype(np.float64).tocsr()
     m.setdiag(0.0)
     m.eliminate_zeros()
@@ -626,6 +673,11 @@ def subset_model(model: ClusterModel, idx: np.ndarray) -> ClusterModel:
                          lr_u=np.ascontiguousarray(md.lr_u[:, idx]), lr_v=np.ascontiguousarray(md.lr_v[:, idx]),
                          w_q=md.w_q.copy(), w_sf=md.w_sf.copy(), w_lk=md.w_lk.copy(),
                          attr_indptr=aptr, attr_vals=attr_vals)
+    pair_terms = model.pair_terms
+    if pair_terms is not None:
+        pv, pcq, plq, plc, plu, plv = pair_terms
+        pair_terms = (np.ascontiguousarray(pv[keep]), pcq, plq, plc, np.ascontiguousarray(plu[:, idx]),
+                      np.ascontiguousarray(plv[:, idx]))
     _, initial = np.unique(model.initial_labels[idx], return_inverse=True)
     gold = None
     if model.gold_labels is not None:
@@ -634,4 +686,4 @@ def subset_model(model: ClusterModel, idx: np.ndarray) -> ClusterModel:
     return replace(model, mention_ids=model.mention_ids[idx], mention_names=[model.mention_names[i] for i in idx],
                    arrays=arrays, initial_labels=initial.astype(np.int64), gold_labels=gold,
                    stats=dict(model.stats), pair_weights=None if model.pair_weights is None
-                   else model.pair_weights.copy())
+                   else model.pair_weights.copy(), pair_terms=pair_terms)

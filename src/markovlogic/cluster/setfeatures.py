@@ -71,7 +71,7 @@ def declared_set_features(mln, predicate: str) -> list[SetFeature]:
 
 def is_cluster_feature(spec: SetFeature) -> bool:
     """A feature of clusters (not a linkage feature, not the candidate pairs)."""
-    return not getattr(spec, "link", False) and spec.kind != "candidates"
+    return not getattr(spec, "link", False) and spec.kind not in ("candidates", "similarity")
 
 
 @dataclass
@@ -88,6 +88,34 @@ class CompiledLinkFeature:
     quantity: object | None
     neg: bool
     weight: float
+
+
+def compile_pair_values(specs, store, compiler, mln, allow_unweighted: bool = False):
+    """Quantities of ``similarity(x, y in P: T)`` features: a pair feature
+    valued by the similarity ``T`` (0 where the evidence relates nothing),
+    summed over co-clustered pairs like a formula's count."""
+    from ..ground.similarity import is_similarity
+    from .model import Quantity
+
+    out = []
+    for spec in specs:
+        if spec.weight is None and not allow_unweighted:
+            raise _err(spec, "a similarity feature needs a weight for inference (weights can be learned: "
+                             "mln learn --method samplerank)")
+        if spec.term is None or not is_similarity(spec.term):
+            raise _err(spec, "similarity(x, y in P: T) takes a similarity such as cosine(x, y, HasWordName)")
+        from ..ground.similarity import parse_similarity
+
+        if parse_similarity(spec.term, mln.predicates).family == "numeric":
+            raise _err(spec, "numdiff and absdiff are differences (0: equal; no value: none), not similarities; "
+                             "use them in formulas with a threshold, numdiff(x, y, P) <= 0.1 => Same(x, y)")
+        values = _numeric(spec, compiler, mln, store)
+        values = values.maximum(values.T).tocsr()
+        values.setdiag(0.0)
+        values.eliminate_zeros()
+        out.append(Quantity(spec.describe(), PairTerms(compiler.n, [], values), float(spec.weight or 0.0),
+                            kind="feature", spec=spec))
+    return out
 
 
 def _link_condition(spec: SetFeature, compiler, mln, store) -> tuple[PairTerms, bool]:

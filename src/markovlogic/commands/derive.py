@@ -10,6 +10,15 @@ token sets ``HasTok``, ``HasFront``, ``HasBack``, ``HasFirst``, ``HasNum``,
 ``HasTitle`` of the set-level entity-resolution model,
 ``markovlogic.derive.tokensets``) from the token evidence and writes their true atoms to DERIVED.db, atomically. Then
 ``mln infer -i MODEL.mln -e EVIDENCE.db,DERIVED.db ...``.
+
+    mln derive --conllu FILES --mentions gold|MENTIONS.tsv -o EVIDENCE.db [--heads tree|rightmost]
+               [--truth TRUTH.db] [--entity-types] [--mention-table MENTIONS.tsv]
+
+Coreference evidence from parsed text (``markovlogic.derive.coref``): CoNLL-U
+files or folders plus the mentions (the spans of the gold ``Entity=``
+brackets, or a TSV of doc, sent, start, end) become InDoc, Head, IsPrn,
+Number, Gender, Type, Apposition, PredNom, ... atoms. Gold entities and
+entity types are read only for ``--truth`` and ``--entity-types``.
 """
 
 from __future__ import annotations
@@ -45,6 +54,9 @@ def derive_command(
     max_df: Optional[float] = typer.Option(
         None, "--max-df", help="--records --block: a key is a word of at most this many records (default max(30, 1%))."),
     schema: Optional[Path] = typer.Option(None, "--schema", help="--records: also write the predicate declarations here."),
+    clusters: Optional[str] = typer.Option(
+        None, "--clusters", help="--records: a column naming each record's entity (training data): writes the true "
+                                 "Same(a, b) atoms."),
     template: Optional[Path] = typer.Option(
         None, "--template", help="--records: a model template (examples/er/template.mln) to fill with the fields."),
     model: Optional[Path] = typer.Option(None, "--model", help="--records --template: write the filled model here."),
@@ -59,19 +71,36 @@ def derive_command(
     min_fuzzy_length: int = typer.Option(
         4, "--min-fuzzy-length",
         help="fuzzy: shorter words must be equal (after stemming) to match."),
+    conllu: Optional[str] = typer.Option(
+        None, "--conllu", help="Coreference evidence from CoNLL-U file(s) or folder(s), comma-separated (instead of -i/-e)."),
+    mentions: str = typer.Option("gold", "--mentions", help="--conllu: gold (the spans of the Entity= brackets) or a "
+                                                             "TSV file with columns doc, sent, start, end [, mention]."),
+    heads: str = typer.Option("tree", "--heads", help="--conllu: head rules over the tree (tree) or the last word (rightmost)."),
+    truth: Optional[Path] = typer.Option(None, "--truth", help="--conllu: also write the gold SameEntity atoms here (reads the gold entities)."),
+    entity_types: bool = typer.Option(False, "--entity-types", help="--conllu: also write the gold EntityType atoms."),
+    mention_table: Optional[Path] = typer.Option(None, "--mention-table", help="--conllu: also write the mentions and their features as TSV."),
 ) -> None:
     """Compute the derived evidence a model declares (SimilarTitle, SimilarVenue, JntInfCandidate; the token
-    sets HasTok, HasFront, HasBack, HasFirst, HasNum, HasTitle), or turn a table of records into evidence
-    (--records)."""
+    sets HasTok, HasFront, HasBack, HasFirst, HasNum, HasTitle), turn a table of records into evidence
+    (--records), or parsed text into coreference evidence (--conllu)."""
+    if conllu is not None:
+        if input or evidence or records is not None:
+            raise OptionError("--conllu derives coreference evidence from text; it takes no -i/-e/--records")
+        from ..derive.coref import derive_coref_command
+
+        derive_coref_command(split_list(conllu), output, mentions=mentions, heads=heads, truth=truth,
+                             entity_types=entity_types, mention_table=mention_table, console=console)
+        return
     if records is not None:
         return _records_command(records, id_column, fields, source, block, max_df, schema, output, input, evidence,
-                                template, model)
+                                template, model, clusters)
     for flag, value in (("--id", id_column), ("--fields", fields), ("--source", source), ("--block", block),
-                        ("--max-df", max_df), ("--schema", schema), ("--template", template), ("--model", model)):
+                        ("--max-df", max_df), ("--schema", schema), ("--template", template), ("--model", model),
+                        ("--clusters", clusters)):
         if value is not None:
             raise OptionError(f"{flag} applies with --records")
     if input is None or evidence is None:
-        raise OptionError("mln derive needs -i MODEL.mln and -e EVIDENCE.db (or --records FILE.csv)")
+        raise OptionError("mln derive needs -i MODEL.mln and -e EVIDENCE.db (or --records FILE.csv, or --conllu FILES)")
     from ..derive import DeriveOptions, _declared, derive_atoms, write_db
 
     if venue_pairs not in ("auto", "all", "titled"):
@@ -106,7 +135,7 @@ def derive_command(
 
 
 def _records_command(records, id_column, fields, source, block, max_df, schema, output, input, evidence,
-                     template=None, model=None) -> None:
+                     template=None, model=None, clusters=None) -> None:
     from ..derive.records import Field, fill_template, infer_kinds, parse_fields, records_frame, records_to_db_text
     from ..io import write_text_atomic
 
@@ -141,7 +170,7 @@ def _records_command(records, id_column, fields, source, block, max_df, schema, 
         specs = [Field(f.column, inferred.get(f.column), f.predicate) if f.kind is None else f for f in specs]
     text, counts, decls = records_to_db_text(frame, id_column, specs, source=source,
                                              block=split_list(block) if block else None, max_df=max_df,
-                                             where=str(records))
+                                             clusters=clusters, where=str(records))
     write_text_atomic(output, text)
     if schema is not None:
         write_text_atomic(schema, "// written by mln derive --records " + str(records) + "\n" + "\n".join(decls) + "\n")

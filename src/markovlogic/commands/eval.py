@@ -2,6 +2,14 @@
 
     mln eval -r RESULT -t TRUTH.db -q PRED[,PRED] [-i MODEL.mln] [--equivalence PRED[,PRED]]
              [--stats-json FILE]
+    mln eval -r RESULT -t TRUTH.db -q SameEntity --documents EVIDENCE.db [--stats-json FILE]
+    mln eval -r RESPONSE.conllu -t KEY.conllu [--stats-json FILE]
+
+Coreference (``markovlogic.eval.corefeval``): with ``--documents`` (the
+evidence whose ``InDoc`` atoms list every mention) or with CoNLL-U files on
+both sides (``Entity=`` brackets, mentions matched by span), the figures are
+MUC, B-cubed, CEAF-e and CoNLL F1 with and without singletons, pairwise, and
+the mean absolute error of the number of clusters per document.
 
 RESULT is an inference result in any of Alchemy's formats (true atoms one
 per line; ``-a``'s ``atom 0|1``; marginals ``atom probability``) or a
@@ -38,21 +46,43 @@ err_console = LazyConsole(stderr=True, highlight=False)
 def eval_command(
     result: Path = typer.Option(..., "-r", "--result", help="Result file: MAP, -a (atom 0|1), marginals, or clusters."),
     truth: Path = typer.Option(..., "-t", "--truth", help="Truth .db file (closed world for the query predicates)."),
-    queries: str = typer.Option(..., "-q", "--queries", help="Predicates to score, comma-separated."),
+    queries: Optional[str] = typer.Option(None, "-q", "--queries", help="Predicates to score, comma-separated."),
     input: Optional[str] = typer.Option(
         None, "-i", "--input", help="MLN file(s): check the predicates, find the equivalence predicates."),
     equivalence: Optional[str] = typer.Option(
         None, "--equivalence", help="Predicates to score as equivalence relations (clusterings), comma-separated."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures as JSON."),
+    documents: Optional[Path] = typer.Option(
+        None, "--documents", help="Coreference: an evidence .db whose InDoc(mention, doc) atoms name every mention and "
+                                  "its document; scores the (first) -q predicate by document: MUC, B-cubed, CEAF-e, "
+                                  "CoNLL F1 with and without singletons, pairwise, cluster-count error."),
 ) -> None:
     """Score a result file against the truth: P/R/F1 (AUC-PR, CLL), pairwise, B-cubed, MUC, CEAF-e."""
     from ..errors import OptionError
     from ..eval.compare import evaluate
+    from ..io import check_outputs
     from ..model import MLN
 
-    from ..io import check_outputs
+    from ..eval.corefeval import evaluate_coref_conllu, evaluate_coref_db, format_report, is_conllu
 
+    if is_conllu([result]) and is_conllu([truth]):
+        check_outputs({"stats file": stats_json}, [str(result), str(truth)])
+        # CoNLL-U with Entity= brackets on both sides (coreference)
+        figures = evaluate_coref_conllu([result], [truth])
+        console.print(format_report(figures))
+        if stats_json is not None:
+            write_text_atomic(stats_json, json.dumps(figures, indent=2) + "\n")
+        return
     predicates = split_list(queries)
+    if documents is not None:
+        if not predicates:
+            raise OptionError("--documents scores a coreference predicate: name it with -q")
+        check_outputs({"stats file": stats_json}, [str(result), str(truth), str(documents)])
+        figures = evaluate_coref_db(result, truth, predicates[0], documents)
+        console.print(format_report(figures))
+        if stats_json is not None:
+            write_text_atomic(stats_json, json.dumps(figures, indent=2) + "\n")
+        return
     if not predicates:
         raise OptionError("no predicate given (-q)")
     unscored = [p for p in split_list(equivalence) if p not in predicates]

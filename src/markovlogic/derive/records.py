@@ -23,6 +23,9 @@ column in CamelCase (``phone_number`` -> ``PhoneNumber``). Kinds:
 ``digits``  digits only (telephone numbers): ``<P>(record, V_4042311368)``
 ==========  ==============================================================
 
+Every field also writes ``Has<P>(record)`` for the records that have a value
+(so a model can tell "both present and different" from "missing").
+
 Without a kind, a field is ``number`` when every non-empty value is a
 number, else ``text``. An empty cell writes nothing (a missing value). With
 ``--source COLUMN``, ``Source(record, S_<value>)`` (clean-clean data: the
@@ -139,13 +142,16 @@ def records_frame(path: str | Path):
 
 def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: str | None = None,
                        block: list[str] | None = None, max_df: float | None = None,
-                       where: str = "records") -> tuple[str, dict[str, int], list[str]]:
-    """``(db text, atoms per predicate, declarations)`` of a records table."""
+                       clusters: str | None = None, where: str = "records") -> tuple[str, dict[str, int], list[str]]:
+    """``(db text, atoms per predicate, declarations)`` of a records table.
+    ``clusters``: a column naming each record's entity (training data): the
+    true ``Same(a, b)`` atoms of every two records of one entity (``a < b``)."""
     import pandas as pd
 
     frame = frame.reset_index(drop=True)
     cols = list(frame.columns)
-    for c in [id_column] + [f.column for f in fields] + ([source] if source else []) + list(block or []):
+    for c in [id_column] + [f.column for f in fields] + ([source] if source else []) + list(block or []) + \
+            ([clusters] if clusters else []):
         if c not in cols:
             raise OptionError(f"{where} has no column {c!r} (it has {', '.join(cols)})")
     ids = frame[id_column].astype(str).str.strip()
@@ -162,9 +168,13 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
     counts: dict[str, int] = {}
     decls: list[str] = []
 
-    def emit(pred: str, rows, values, decl: str):
+    def emit(pred: str, rows, values, decl: str, unary: bool = False):
         rows = np.asarray(rows)
-        text = pred + "(" + const.to_numpy()[rows] + "," + np.asarray(values, dtype=object) + ")"
+        if unary:
+            text = pred + "(" + const.to_numpy()[rows] + ")"
+            decl = f"{pred}(record)"
+        else:
+            text = pred + "(" + const.to_numpy()[rows] + "," + np.asarray(values, dtype=object) + ")"
         parts.append(pd.Series(text))
         counts[pred] = counts.get(pred, 0) + len(rows)
         if decl not in decls:
@@ -176,13 +186,16 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
         emit("Source", np.flatnonzero(keep), ("S_" + _value(s[keep])).to_numpy(), "Source(record, source)")
     used = {}
     for f in fields:
-        for name in ([f"HasWord{f.predicate}", f"{f.predicate}Text"] if (f.kind or "text") == "text" else
-                     [f.predicate, f"{f.predicate}Num"]):
+        for name in ([f"HasWord{f.predicate}", f"{f.predicate}Text", f"Has{f.predicate}"]
+                     if (f.kind or "text") == "text" else [f.predicate, f"{f.predicate}Num", f"Has{f.predicate}"]):
             if name in used:
                 raise OptionError(f"--fields: {f.column} and {used[name]} both write {name}")
             used[name] = f.column
         s = frame[f.column].astype(str)
         present = s.str.strip() != ""
+        if present.any():
+            emit(f"Has{f.predicate}", np.flatnonzero(present.to_numpy()), np.array([], dtype=object), "",
+                 unary=True)
         kind = f.kind
         if kind is None:
             vals = s[present].str.strip()
@@ -212,6 +225,11 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
                  f"{f.predicate}(record, {f.column.lower()})")
             emit(f"{f.predicate}Num", np.flatnonzero(ok), ('"' + t[ok] + '"').to_numpy(),
                  f"{f.predicate}Num(record, number)")
+    text_fields = [f for f in fields if (f.kind or "text") == "text" and f.column in cols]
+    if len(text_fields) >= 2:
+        # all text fields' words together (for cosine over all the text)
+        w = pd.concat([_words(frame[f.column].astype(str)) for f in text_fields]).drop_duplicates()
+        emit("HasWord", w["row"].to_numpy(), ("W_" + w["word"]).to_numpy(), "HasWord(record, word)")
     if block:
         n = len(frame)
         limit = max(30.0, 0.01 * n) if max_df is None else float(max_df)
@@ -223,6 +241,23 @@ def records_to_db_text(frame, id_column: str, fields: list[Field], *, source: st
         df = w.groupby("word")["row"].transform("size")
         w = w[(df >= 2) & (df <= limit)]
         emit("BlockKey", w["row"].to_numpy(), ("W_" + w["word"]).to_numpy(), "BlockKey(record, word)")
+    if clusters:
+        ent = frame[clusters].astype(str).str.strip()
+        if (ent == "").any():
+            row = int(np.flatnonzero((ent == "").to_numpy())[0]) + 2
+            raise EvidenceError(f"record without an entity in column {clusters!r}", file=where, line=row)
+        names = const.to_numpy()
+        order = np.lexsort((ids.to_numpy(), ent.to_numpy()))
+        e_sorted = ent.to_numpy()[order]
+        bounds = np.flatnonzero(e_sorted[1:] != e_sorted[:-1]) + 1
+        pairs = []
+        for part in np.split(order, bounds):
+            if len(part) > 1:
+                i, j = np.triu_indices(len(part), 1)
+                pairs.append("Same(" + names[part[i]] + "," + names[part[j]] + ")")
+        if pairs:
+            parts.append(pd.Series(np.concatenate(pairs)))
+            counts["Same"] = int(sum(len(p) for p in pairs))
     text = "\n".join(pd.concat(parts, ignore_index=True).tolist()) + "\n" if parts else ""
     return text, counts, decls
 
@@ -275,6 +310,7 @@ def fill_template(text: str, fields: list[Field], *, source: bool, declarations:
     lines = text.split("\n")
     out: list[str] = []
     i = 0
+    conditions = {"source": source, "alltext": len(kinds["text"]) >= 2}
 
     def block_end(start: int) -> tuple[int, int | None]:
         depth = 0
@@ -315,13 +351,15 @@ def fill_template(text: str, fields: list[Field], *, source: bool, declarations:
                 k = end + 1
             elif d.startswith("//@ if "):
                 cond = d.split(None, 2)[2].strip()
-                if cond != "source":
-                    raise OptionError(f"{where}:{base + k + 1}: the only condition is '//@ if source'")
+                if cond not in conditions:
+                    raise OptionError(f"{where}:{base + k + 1}: the conditions are "
+                                      + ", ".join(f"'//@ if {c}'" for c in conditions))
                 end, other = block_end(k)
+                holds = conditions[cond]
                 if other is None:
-                    body = lines[k + 1:end] if source else []
+                    body = lines[k + 1:end] if holds else []
                 else:
-                    body = lines[k + 1:other] if source else lines[other + 1:end]
+                    body = lines[k + 1:other] if holds else lines[other + 1:end]
                 res.extend(expand(body, base + k + 1))
                 k = end + 1
             elif d.startswith("//@"):

@@ -320,3 +320,95 @@ def coreference_scores(predicted, truth, predicted_pairs: Pairs | None = None,
                cluster_recall=ratio(exact, n_true_clusters), cluster_precision=ratio(exact, n_pred_clusters),
                clusters_exact=exact)
     return out
+
+
+# ------------------------------------------------------------------ coreference reports
+
+
+def _drop_singletons(labels: np.ndarray) -> np.ndarray:
+    """The labels with every cluster of one mention replaced by -1 (absent)."""
+    lab = compact_labels(labels)
+    sizes = np.bincount(lab)
+    out = lab.copy()
+    out[sizes[lab] == 1] = -1
+    return out
+
+
+def _partial_scores(pred: np.ndarray, key: np.ndarray) -> dict[str, PRF]:
+    """MUC, B-cubed and CEAF-e when some mentions are absent from a side
+    (label -1): a mention missing on one side scores 0 there (the CoNLL
+    scorer's convention with singletons removed)."""
+    in_p, in_k = pred >= 0, key >= 0
+    p_lab = compact_labels(pred[in_p]) if in_p.any() else np.zeros(0, np.int64)
+    k_lab = compact_labels(key[in_k]) if in_k.any() else np.zeros(0, np.int64)
+    p_size = np.bincount(p_lab).astype(np.int64)
+    k_size = np.bincount(k_lab).astype(np.int64)
+    pfull = np.full(len(pred), -1, np.int64)
+    kfull = np.full(len(key), -1, np.int64)
+    pfull[in_p] = p_lab
+    kfull[in_k] = k_lab
+    both = in_p & in_k
+    cells, count = np.unique(kfull[both] * np.int64(max(len(p_size), 1)) + pfull[both], return_counts=True)
+    t_of = cells // max(len(p_size), 1)
+    p_of = cells % max(len(p_size), 1)
+    # B-cubed
+    sq = count.astype(np.float64) ** 2
+    bp = ratio(float(np.sum(sq / p_size[p_of])), int(in_p.sum()))
+    br = ratio(float(np.sum(sq / k_size[t_of])), int(in_k.sum()))
+    # MUC: per key cluster, |K| - parts (a mention absent from the response is a part of its own)
+    k_parts = np.bincount(t_of, minlength=len(k_size)) + (k_size - np.bincount(t_of, weights=count,
+                                                                             minlength=len(k_size)).astype(np.int64))
+    p_parts = np.bincount(p_of, minlength=len(p_size)) + (p_size - np.bincount(p_of, weights=count,
+                                                                             minlength=len(p_size)).astype(np.int64))
+    mr = ratio(int(np.sum(k_size - k_parts)), int(np.sum(k_size - 1)))
+    mp = ratio(int(np.sum(p_size - p_parts)), int(np.sum(p_size - 1)))
+    # CEAF-e
+    if len(cells):
+        c = Contingency(n=int(both.sum()), true_of_cell=t_of, pred_of_cell=p_of, count=count.astype(np.int64),
+                        true_size=k_size, pred_size=p_size)
+        total = _ceaf_alignment(c, CEAF_DENSE_LIMIT)
+    else:
+        total = 0.0
+    cp = ratio(total, len(p_size))
+    cr = ratio(total, len(k_size))
+    return {"muc": PRF(mp, mr, f1_of(mp, mr)), "b3": PRF(bp, br, f1_of(bp, br)),
+            "ceafe": PRF(cp, cr, f1_of(cp, cr))}
+
+
+def coref_report(predicted, truth, documents=None, singletons: bool = True) -> dict[str, float]:
+    """The figures of a coreference evaluation as a flat dict: ``muc_*``,
+    ``b3_*``, ``ceafe_*`` (precision, recall, f1), ``conll_f1`` (the mean of
+    the three F1), ``pairwise_*`` and, with ``documents`` (the document of
+    each mention, any labels), ``cluster_count_mae``: the mean over
+    documents of the absolute difference between the numbers of predicted
+    and true clusters (Poon's Table 4.6), with ``gold_clusters_per_doc``.
+    ``singletons=False`` drops the clusters of one mention from each side
+    separately first (MUC is unchanged; B-cubed and CEAF-e then compare
+    different mention sets)."""
+    pred = compact_labels(predicted)
+    key = compact_labels(truth)
+    if len(pred) != len(key):
+        raise ValueError(f"the clusterings cover {len(pred)} and {len(key)} mentions")
+    if singletons:
+        figs = {"muc": muc(pred, key), "b3": b_cubed(pred, key), "ceafe": ceaf_e(pred, key)}
+    else:
+        figs = _partial_scores(_drop_singletons(pred), _drop_singletons(key))
+    figs["pairwise"] = pairwise(pred, key)
+    out: dict[str, float] = {}
+    for name, prf in figs.items():
+        out[f"{name}_precision"], out[f"{name}_recall"], out[f"{name}_f1"] = (float(x) for x in prf)
+    out["conll_f1"] = (out["muc_f1"] + out["b3_f1"] + out["ceafe_f1"]) / 3.0
+    out["mentions"] = int(len(pred))
+    out["true_clusters"] = int(len(np.unique(key)))
+    out["predicted_clusters"] = int(len(np.unique(pred)))
+    if documents is not None:
+        docs = compact_labels(np.asarray(documents))
+        if len(docs) != len(pred):
+            raise ValueError("one document per mention is needed")
+        n_docs = int(docs.max()) + 1 if len(docs) else 0
+        pc = np.bincount(docs[np.unique(pred, return_index=True)[1]], minlength=n_docs)
+        kc = np.bincount(docs[np.unique(key, return_index=True)[1]], minlength=n_docs)
+        out["cluster_count_mae"] = float(np.mean(np.abs(pc - kc))) if n_docs else 0.0
+        out["gold_clusters_per_doc"] = float(np.mean(kc)) if n_docs else 0.0
+        out["documents"] = n_docs
+    return out

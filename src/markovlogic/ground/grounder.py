@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import resource
 import time
+from contextlib import closing
 from typing import Sequence
 
 import numpy as np
@@ -531,11 +532,12 @@ class Grounder:
             ks = sorted(only)
         for k in ks:
             part = acc if k == ks[0] else TemplateRows(self.registry, q, plus_cols)
-            for cols in fetch_chunks(self.store.con, self.part_sql(q, k, parts)):
-                part.add(cols)
-                if (acc.live + (part.live if part is not acc else 0)) * per_row > remaining:
-                    # the count was skipped or wrong: stop now
-                    self._too_big(i, float(acc.live + part.live), per_row, counted=True, partial=True)
+            with closing(fetch_chunks(self.store.con, self.part_sql(q, k, parts))) as chunks:
+                for cols in chunks:
+                    part.add(cols)
+                    if (acc.live + (part.live if part is not acc else 0)) * per_row > remaining:
+                        # the count was skipped or wrong: stop now
+                        self._too_big(i, float(acc.live + part.live), per_row, counted=True, partial=True)
             if part is not acc:
                 acc.extend(part)
         info["rows"] = acc.rows

@@ -101,7 +101,7 @@ def check_arithmetic(store: EvidenceStore, t: ClauseTemplate) -> None:
                 table = store.domain_table(type_name)
                 n, n_int, name = store.con.execute(
                     f"SELECT count(*), count(c.inum), min(c.name) FILTER (WHERE c.inum IS NULL) "
-                    f"FROM {table} AS d JOIN consts AS c ON c.id = d.cid").fetchone()
+                    f"FROM {table} AS d JOIN consts AS c ON c.id = d.cid").fetchall()[0]
                 cache[type_name] = (int(n), int(n_int), name)
             n, n_int, name = cache[type_name]
             if n and not n_int:

@@ -46,18 +46,28 @@ def fetch_chunks(con, sql: str, rows: int | None = None) -> Iterator[dict[str, n
     rows = CHUNK_ROWS if rows is None else int(rows)
     res = con.execute(sql)
     vectors = max(1, rows // 2048)
-    while True:
-        df = res.fetch_df_chunk(vectors)
-        if len(df) == 0:
-            return
-        cols = {c: df[c].to_numpy() for c in df.columns}
-        del df
-        n = len(next(iter(cols.values())))
-        if rows >= n:
-            yield cols
-            continue
-        for lo in range(0, n, rows):          # smaller than a DuckDB vector (tests)
-            yield {c: v[lo:lo + rows] for c, v in cols.items()}
+    done = False
+    try:
+        while True:
+            df = res.fetch_df_chunk(vectors)
+            if len(df) == 0:
+                done = True
+                return
+            cols = {c: df[c].to_numpy() for c in df.columns}
+            del df
+            n = len(next(iter(cols.values())))
+            if rows >= n:
+                yield cols
+                continue
+            for lo in range(0, n, rows):          # smaller than a DuckDB vector (tests)
+                yield {c: v[lo:lo + rows] for c, v in cols.items()}
+    finally:
+        # abandoned before the end (a consumer stopped early or raised): DuckDB 2
+        # refuses any other work on the connection while a result is unfinished.
+        # Consumers close the generator explicitly (contextlib.closing) so this
+        # runs at once, never later at garbage collection over someone else's query.
+        if not done and hasattr(res, "abort"):
+            res.abort()
 
 
 def distinct(a: np.ndarray) -> np.ndarray:

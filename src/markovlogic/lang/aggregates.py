@@ -7,6 +7,7 @@
     <weight> link sum(x, y in SameBib: <numeric term>)      also link max, min, mean
     <weight> link fraction(x, y in SameBib: <condition>)    also link count
     candidates(x, y in SameBib: <condition>)                 (no weight)
+    <weight> similarity(x, y in SameBib: <similarity>)       a pair feature valued by a similarity
 
 Linkage features (``link ...``) score a merge by the cross pairs of the two
 clusters it joins (``cluster/kernels.py``); their term may be ``score(x,
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from ..errors import MLNSemanticError, MLNSyntaxError
 from .ast import Compare, Pos
 
-KINDS = ("all", "some", "most", "count", "max", "min", "distinct", "size", "candidates")
+KINDS = ("all", "some", "most", "count", "max", "min", "distinct", "size", "candidates", "similarity")
 LINK_KINDS = ("sum", "max", "min", "mean", "fraction", "count")
 COMPARISONS = ("<=", ">=", "!=", "=", "<", ">")
 
@@ -280,7 +281,7 @@ def parse_body(raw: RawAggregate):
 
     pos = raw.body_pos
     pad = " " * (pos.column - 1)
-    numeric = raw.kind in ("max", "min") or (raw.link and raw.kind in ("sum", "mean"))
+    numeric = raw.kind in ("max", "min", "similarity") or (raw.link and raw.kind in ("sum", "mean"))
     if numeric:
         text = pad + raw.body_text + " = 0\n"
     else:

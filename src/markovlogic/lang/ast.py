@@ -245,6 +245,11 @@ class SetFeature:
     pos: Pos | None = _pos()
     link: bool = False          # a linkage feature (link sum/max/min/mean/fraction/count) over merges
 
+    @property
+    def is_pair_value(self) -> bool:
+        """``similarity(x, y in P: T)``: a pair feature (a sum over co-clustered pairs), not a set feature."""
+        return self.kind == "similarity"
+
     def describe(self, where: bool = True) -> str:
         where = f"{self.pos.file}:{self.pos.line}: " if where and self.pos is not None else ""
         if self.link:

@@ -248,13 +248,17 @@ class MLNBuilder:
             raise _semantic(
                 f"a set-level feature clusters an equivalence predicate; '{raw.predicate}' is not one "
                 f"(it has arguments {', '.join(decl.arg_types) or 'none'})", raw.pred_pos)
-        for word in ("all", "some", "most", "count", "max", "min", "distinct", "size", "candidates"):
+        for word in ("all", "some", "most", "count", "max", "min", "distinct", "size", "candidates", "similarity"):
             if word in self.predicates:
                 raise _semantic(f"'{word}' is declared as a predicate but also starts a set-level feature here; "
                                 "rename the predicate", raw.pos)
         if raw.link or raw.kind == "candidates":
             return self._link_feature(raw, decl)
         kind = raw.kind
+        if raw.op is not None and kind == "similarity":
+            raise _semantic("similarity(...) is a pair feature valued by its similarity; it takes no comparison "
+                            "(write a formula such as jaccard(x, y, P) >= 0.5 => Same(x, y) for a threshold)",
+                            raw.pos)
         if raw.op is not None and kind in ("all", "some", "most"):
             raise _semantic(f"{kind}(...) is true or false already; a comparison applies to count, max, min, "
                             "size and distinct", raw.pos)

@@ -193,7 +193,7 @@ def format_set_feature(f) -> str:
         head = f"size({f.predicate})"
     elif f.kind == "distinct":
         head = f"distinct({f.value_var}; {f.variables[0]} in {f.predicate}: {format_formula(f.body)})"
-    elif f.kind in ("max", "min"):
+    elif f.kind in ("max", "min", "similarity"):
         head = f"{f.kind}({', '.join(f.variables)} in {f.predicate}: {format_term(f.term)})"
     else:
         kind, body = f.kind, f.body

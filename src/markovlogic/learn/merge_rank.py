@@ -65,6 +65,7 @@ from ..errors import LearningError, OptionError
 from ..cluster.kernels import apply_merge, members, merge_delta
 
 UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
+MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sampled beyond)
 FOLLOW = {"model": 0, "oracle": 1}
 
 
@@ -76,7 +77,7 @@ class MergeRankOptions:
     (``select``)."""
 
     update: str | tuple = ("mira", "perceptron", "logistic")
-    epochs: int | tuple = (3, 10)
+    epochs: int | tuple | None = None     # None: 5 for perceptron and MIRA, 3 walks for logistic
     C: float | tuple = 1.0                # MIRA's largest step
     margin: float = 1.0
     learning_rate: float = 1.0            # perceptron
@@ -92,7 +93,7 @@ class MergeRankOptions:
         for u in _grid(self.update):
             if u not in UPDATES:
                 raise OptionError(f"unknown update {u!r}; choose one of {', '.join(UPDATES)}")
-        for e in _grid(self.epochs):
+        for e in (() if self.epochs is None else _grid(self.epochs)):
             if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 1:
                 raise OptionError(f"epochs must be a positive integer, got {e!r}")
         for name in ("C", "l2"):
@@ -150,16 +151,16 @@ def merge_parameters(model, mln) -> MergeParameters:
     formula_of = {}
     if not model.pair_layer:
         for q, qty in enumerate(model.quantities):
-            if qty.kind != "feature" or qty.formula < 0:
+            key = _param_key(qty)
+            if key is None:
                 continue
-            key = ("formula", qty.formula)
             if key not in keys:
                 keys[key] = len(names)
-                decl = mln.formulas[qty.formula]
+                w, fixed = _initial(qty, mln)
                 names.append(qty.name)
-                initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-                learnable.append(not decl.fixed)
-                formula_of[keys[key]] = qty.formula
+                initial.append(w)
+                learnable.append(not fixed)
+                formula_of[keys[key]] = key
             q_param[q] = keys[key]
             q_coef[q] = qty.sign * qty.scale
     J = len(model.arrays.sf_kind)
@@ -167,9 +168,8 @@ def merge_parameters(model, mln) -> MergeParameters:
     const = -1
     for j, f in enumerate(model.set_features):
         sf_param[j] = len(names)
-        if f.spec.kind == "size" and f.spec.op in (">", ">=") and (f.spec.threshold or 0) <= (0 if f.spec.op == ">" else 1):
-            if const < 0 and not f.spec.fixed:
-                const = len(names)
+        if _is_constant(f.spec) and const < 0 and not f.spec.fixed:
+            const = len(names)
         names.append(f.spec.describe())
         initial.append(float(f.weight))
         learnable.append(not f.spec.fixed)
@@ -182,6 +182,30 @@ def merge_parameters(model, mln) -> MergeParameters:
         learnable.append(not f.spec.fixed)
     return MergeParameters(names, q_param, q_coef, sf_param, lk_param, np.array(learnable, bool),
                            np.array(initial, np.float64), const, formula_of)
+
+
+def _is_constant(spec) -> bool:
+    """``size(P) > 0`` (or ``>= 1``, ``>= 0``...): 1 on every cluster."""
+    return spec.kind == "size" and not getattr(spec, "link", False) and (
+        (spec.op == ">" and (spec.threshold or 0.0) < 1.0) or (spec.op == ">=" and (spec.threshold or 0.0) <= 1.0))
+
+
+def _param_key(qty):
+    """The parameter a pair quantity belongs to: its formula, or its similarity statement."""
+    if qty.kind != "feature":
+        return None
+    if qty.spec is not None:
+        return ("spec", qty.spec)
+    if qty.formula >= 0:
+        return ("formula", qty.formula)
+    return None
+
+
+def _initial(qty, mln) -> tuple[float, bool]:
+    if qty.spec is not None:
+        return float(qty.spec.weight or 0.0), bool(qty.spec.fixed)
+    decl = mln.formulas[qty.formula]
+    return (float(decl.weight) if decl.weight is not None else 0.0), bool(decl.fixed)
 
 
 @nb.njit(cache=True)
@@ -298,13 +322,17 @@ def _update(theta, g, v, learnable, update, margin, C, rate):
 
 @nb.njit(cache=True)
 def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_param, gold, n_gold,
-         learn, update, follow, margin, C, rate, collect, inst_f, inst_g, stats):
+         learn, update, follow, margin, C, rate, collect, inst_f, inst_g, stats, gold_pairs):
     """One walk of greedy agglomerative search on a training world from the
     state ``st``. With ``learn``, updates ``theta`` on errors (module
     docstring) and adds it to ``theta_sum`` after every step; with
     ``collect``, records every candidate merge met (features, gain) into
     ``inst_f``/``inst_g`` (grown as needed). ``stats``: steps, errors,
-    merges, examples. Returns ``(inst_f, inst_g)``."""
+    merges, examples. Following the model, its wrong merges are taken (the
+    states inference visits) while the wrong pairs joined stay at most
+    ``gold_pairs``; beyond, a walk takes good merges only (a runaway model
+    would otherwise build clusters no inference near the end of learning
+    visits, at quadratic cost). Returns ``(inst_f, inst_g)``."""
     n = md.n
     D = len(theta)
     cap = 1024
@@ -323,6 +351,7 @@ def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_
     fvec = np.zeros(D)
     g = np.zeros(D)
     n_inst = int(stats[3])
+    wrong = 0.0
     stamp = 0
     set_weights(md, theta, q_param, q_coef, sf_param, lk_param)
     # initial candidates: every linked pair of clusters
@@ -434,7 +463,7 @@ def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_
                 theta_sum[k] += theta[k]
         # the action
         pick = -1
-        if follow == 0 and top_score > 0.0:
+        if follow == 0 and top_score > 0.0 and (gain[top] > 0.0 or wrong <= gold_pairs):
             pick = top
         elif best_good >= 0:
             pick = best_good
@@ -442,6 +471,9 @@ def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_
             break
         A = ca[pick]
         B = cb[pick]
+        sa = float(st.size[A])
+        sb = float(st.size[B])
+        wrong += (sa * sb - gain[pick]) / 2.0       # gain = TP - FP and TP + FP = |A||B|
         merge_delta(md, st, sc, A, B)      # the merged summary into slot 0
         Kc = apply_merge(md, st, sc, A, B)
         stats[2] += 1
@@ -531,6 +563,8 @@ class _World:
                                         w_lk=model.arrays.w_lk.copy())
         self.gold = np.asarray(model.gold_labels, np.int64)
         self.n_gold = int(self.gold.max()) + 1 if len(self.gold) else 1
+        sizes = np.bincount(self.gold) if len(self.gold) else np.zeros(0)
+        self.gold_pairs = float(np.sum(sizes * (sizes - 1) / 2.0))
 
     def labels(self, theta, params) -> np.ndarray:
         set_weights(self.md, theta, params.q_param, params.q_coef, params.sf_param, params.lk_param)
@@ -562,7 +596,8 @@ def _train_online(worlds, params, update, epochs, opt, deadline) -> tuple[np.nda
             st, sc = w.model.new_state()
             walk(w.md, st, sc, theta, theta_sum, params.learnable, params.q_param, params.q_coef,
                  params.sf_param, params.lk_param, w.gold, w.n_gold, True, UPDATES[update], FOLLOW[opt.follow],
-                 float(opt.margin), float(C_of(opt)), float(opt.learning_rate), False, dummy_f, dummy_g, stats)
+                 float(opt.margin), float(C_of(opt)), float(opt.learning_rate), False, dummy_f, dummy_g, stats,
+                 w.gold_pairs)
         if deadline is not None and time.perf_counter() > deadline:
             break
     steps = max(stats[0], 1.0)
@@ -618,7 +653,7 @@ def _train_logistic(worlds, params, epochs, l2, opt, deadline) -> tuple[np.ndarr
             stats[3] = 0
             f, g = walk(w.md, st, sc, theta, np.zeros(D), params.learnable, params.q_param, params.q_coef,
                         params.sf_param, params.lk_param, w.gold, w.n_gold, False, 0, follow, 1.0, 1.0, 1.0,
-                        True, np.zeros((256, D)), np.zeros(256), stats)
+                        True, np.zeros((256, D)), np.zeros(256), stats, w.gold_pairs)
             k = int(stats[3])
             xs.append(f[:k].copy())
             gs.append(g[:k].copy())
@@ -626,30 +661,79 @@ def _train_logistic(worlds, params, epochs, l2, opt, deadline) -> tuple[np.ndarr
         g = np.concatenate(gs)
         if len(g) == 0 or not (g > 0).any() or (g > 0).all():
             break
-        theta = _fit_logistic(x, (g > 0).astype(np.float64), np.maximum(np.abs(g), 1.0), l2,
-                              params.learnable, params.initial)
+        w = np.maximum(np.abs(g), 1.0)
+        if len(g) > MAX_EXAMPLES:
+            # every good merge, and a uniform sample of the others weighted up to stand for them all
+            rng = np.random.default_rng(opt.seed + epoch)
+            good = np.flatnonzero(g > 0)
+            bad = np.flatnonzero(g <= 0)
+            k = max(MAX_EXAMPLES - len(good), MAX_EXAMPLES // 4)
+            if k < len(bad):
+                pick = rng.choice(bad, size=k, replace=False)
+                w = w.copy()
+                w[pick] *= len(bad) / k
+                keep = np.concatenate([good, pick])
+                x, g, w = x[keep], g[keep], w[keep]
+        theta = _fit_logistic(x, (g > 0).astype(np.float64), w, l2, params.learnable, params.initial)
         if deadline is not None and time.perf_counter() > deadline:
             break
     return theta, {"examples": int(sum(len(g) for g in gs)), "walks": int(stats[0])}
 
 
+def _sequence(world, theta, params):
+    """The merge sequence of greedy search run to the end on a training world
+    (``cluster.agglomerative.merge_sequence``): per step its score and the
+    co-referent and total pairs it joins; and the initial state's counts."""
+    from ..cluster.agglomerative import merge_sequence
+    from ..cluster.kernels import init_state, make_scratch
+
+    md = world.md
+    set_weights(md, theta, params.q_param, params.q_coef, params.sf_param, params.lk_param)
+    st, _ = world.model.new_state()
+    init_state(md, st, world.model.initial_labels)
+    sc = make_scratch(md)
+    n = world.model.n
+    deltas = np.zeros(max(n, 1))
+    tps = np.zeros(max(n, 1))
+    pps = np.zeros(max(n, 1))
+    tp0, pp0, gp = pair_counts(world.model.initial_labels, world.gold)
+    k = merge_sequence(md, st, sc, world.gold, world.n_gold, deltas, tps, pps, tp0, pp0, gp)
+    return deltas[:k], tps[:k], pps[:k], tp0, pp0, gp
+
+
 def _calibrate(worlds, theta, params) -> tuple[np.ndarray, float, float]:
     """The per-cluster constant that maximises pooled training pairwise F1
-    under agglomerative inference (a grid around the learned value)."""
+    under greedy agglomerative inference, exactly: shifting that constant
+    shifts every merge's score alike, so greedy search with the shift takes a
+    prefix of the merges it takes without stopping, one run per world
+    (``merge_sequence``). Of the shifts with the best F1, the middle one."""
     base = _pooled_f1(worlds, theta, params)
     if params.const < 0 or not params.learnable[params.const]:
         return theta, base, 0.0
-    scale = max(1.0, float(np.max(np.abs(theta[params.learnable]))) if params.learnable.any() else 1.0)
-    best = (base, 0.0)
-    for shift in np.concatenate([np.linspace(-2, 2, 17) * scale]):
-        t = theta.copy()
-        t[params.const] += shift
-        f = _pooled_f1(worlds, t, params)
-        if f > best[0] + 1e-12 or (abs(f - best[0]) <= 1e-12 and abs(shift) < abs(best[1])):
-            best = (f, shift)
-    t = theta.copy()
-    t[params.const] += best[1]
-    return t, best[0], best[1]
+    seqs = [_sequence(w, theta, params) for w in worlds]
+    prefix_min = [np.minimum.accumulate(d) if len(d) else d for d, *_ in seqs]
+    values = np.unique(np.concatenate([pm for pm in prefix_min if len(pm)] + [np.zeros(1)]))
+    # thresholds t: a world merges until the first step whose score is <= t
+    mids = (values[:-1] + values[1:]) / 2.0 if len(values) > 1 else np.zeros(0)
+    thresholds = np.concatenate([[values[0] - 1.0], mids, [values[-1] + 1.0]])
+    tp = np.zeros(len(thresholds))
+    pp = np.zeros(len(thresholds))
+    gp = 0.0
+    for (d, tps, pps, tp0, pp0, g), pm in zip(seqs, prefix_min):
+        ctp = np.concatenate([[0.0], np.cumsum(tps)])
+        cpp = np.concatenate([[0.0], np.cumsum(pps)])
+        stop = len(pm) - np.searchsorted(pm[::-1], thresholds, side="right") if len(pm) else \
+            np.zeros(len(thresholds), np.int64)
+        tp += tp0 + ctp[stop]
+        pp += pp0 + cpp[stop]
+        gp += g
+    f1 = np.where(pp + gp > 0, 2.0 * tp / np.maximum(pp + gp, 1e-300), 1.0)
+    best = f1.max()
+    ties = np.flatnonzero(f1 >= best - 1e-12)
+    t = float(thresholds[ties[len(ties) // 2]])
+    out = theta.copy()
+    out[params.const] += t          # a merge changes the constant's feature by -1: its score drops by t
+    return out, float(best), t
 
 
 def _train(worlds, params, setting, opt, deadline):
@@ -671,7 +755,8 @@ def _train(worlds, params, setting, opt, deadline):
 def settings_of(opt: MergeRankOptions) -> list[tuple]:
     out = []
     for u in _grid(opt.update):
-        for e in _grid(opt.epochs):
+        epochs = _grid(opt.epochs) if opt.epochs is not None else ((3,) if u == "logistic" else (5,))
+        for e in epochs:
             if u == "logistic":
                 for l2 in _grid(opt.l2):
                     out.append((u, e, None, l2))
@@ -760,14 +845,18 @@ def _pair_design(model, param_of_q, coef_of_q, n_params):
     p_idx = np.flatnonzero(keep)
     i, j = rows[p_idx], cols[p_idx]
     x = np.zeros((len(p_idx), n_params))
-    for col, q in enumerate(md.col_q):
+    if model.pair_terms is not None:
+        vals, col_q, lr_q, lr_coef, lr_u, lr_v = model.pair_terms
+    else:
+        vals, col_q, lr_q, lr_coef, lr_u, lr_v = md.vals, md.col_q, md.lr_q, md.lr_coef, md.lr_u, md.lr_v
+    for col, q in enumerate(col_q):
         k = param_of_q[q]
         if k >= 0:
-            x[:, k] += coef_of_q[q] * md.vals[p_idx, col]
-    for r, q in enumerate(md.lr_q):
+            x[:, k] += coef_of_q[q] * vals[p_idx, col]
+    for r, q in enumerate(lr_q):
         k = param_of_q[q]
         if k >= 0:
-            x[:, k] += coef_of_q[q] * md.lr_coef[r] * (md.lr_u[r, i] * md.lr_v[r, j] + md.lr_u[r, j] * md.lr_v[r, i])
+            x[:, k] += coef_of_q[q] * lr_coef[r] * (lr_u[r, i] * lr_v[r, j] + lr_u[r, j] * lr_v[r, i])
     y = (model.gold_labels[i] == model.gold_labels[j]).astype(np.float64)
     return x, y
 
@@ -780,16 +869,17 @@ def pair_layer_parameters(model, mln):
     coef = np.zeros(Q)
     names, initial, learnable, keys, formula_of = [], [], [], {}, {}
     for q, qty in enumerate(model.quantities):
-        if qty.kind != "feature" or qty.formula < 0:
+        key = _param_key(qty)
+        if key is None:
             continue
-        if qty.formula not in keys:
-            keys[qty.formula] = len(names)
-            decl = mln.formulas[qty.formula]
+        if key not in keys:
+            keys[key] = len(names)
+            w, fixed = _initial(qty, mln)
             names.append(qty.name)
-            initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-            learnable.append(not decl.fixed)
-            formula_of[keys[qty.formula]] = qty.formula
-        param[q] = keys[qty.formula]
+            initial.append(w)
+            learnable.append(not fixed)
+            formula_of[keys[key]] = key
+        param[q] = keys[key]
         coef[q] = qty.sign * qty.scale
     return names, param, coef, np.array(initial), np.array(learnable, bool), formula_of
 
@@ -937,8 +1027,15 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     start = time.perf_counter()
     clausal = split_clauses(mln)
     cm = clausal.mln
-    if hasattr(mln, "set_features"):
-        cm.set_features = list(mln.set_features)
+    cm.set_features = list(getattr(mln, "set_features", []))
+    added_const = None
+    if opt.calibrate and not any(_is_constant(f) and f.predicate == pred and not f.fixed for f in cm.set_features):
+        # the per-cluster constant the calibration sets (a merge changes it by -1); written into the result
+        from ..lang.ast import SetFeature
+
+        added_const = SetFeature(kind="size", predicate=pred, weight=0.0, op=">", threshold=0.0)
+        cm.set_features.append(added_const)
+        say(f"added size({pred}) > 0, a per-cluster constant, for the calibration of the merge threshold")
     worlds = list(dbs) if multiple_databases else [_merge(dbs)]
     models = [build_cluster_model(cm, db, pred, truth=True) for db in worlds]
     ground_seconds = time.perf_counter() - start
@@ -996,6 +1093,8 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     pinfo = tuple(WeightParam(name=nm, formula_index=-1, fixed=False) for nm in all_names)
     stats = dict(info, **info_pair)
     stats.pop("selection", None)
+    if added_const is not None:
+        stats["added_constant"] = f"size({pred}) > 0"
     stats.update({"final_train_loss": 1.0 - train_f1, "final_train_pairwise_f1": train_f1,
                   "loss": "pairwise-f1", "inference": "agglomerative", "worlds": len(models),
                   "mentions": int(sum(m.n for m in models))})
@@ -1018,13 +1117,21 @@ def _learned_mln(mln, model, params: MergeParameters, theta, pair_theta, pair):
     from ..model import MLN
 
     formulas = list(mln.formulas)
-    for k, f in params.formula_of.items():
-        formulas[f] = replace(formulas[f], weight=float(round(theta[k], 6)))
+    features = list(getattr(mln, "set_features", []))
+
+    def put(key, w):
+        kind, what = key
+        if kind == "formula":
+            formulas[what] = replace(formulas[what], weight=float(round(w, 6)))
+        elif what in features:
+            features[features.index(what)] = replace(what, weight=float(round(w, 6)))
+
+    for k, key in params.formula_of.items():
+        put(key, theta[k])
     if pair is not None:
         _, _, formula_of_p = pair
-        for k, f in formula_of_p.items():
-            formulas[f] = replace(formulas[f], weight=float(round(pair_theta[k], 6)))
-    features = list(getattr(mln, "set_features", []))
+        for k, key in formula_of_p.items():
+            put(key, pair_theta[k])
     for j, f in enumerate(model.set_features):
         k = params.sf_param[j]
         if k >= 0 and f.spec in features:

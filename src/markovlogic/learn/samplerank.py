@@ -297,16 +297,18 @@ def parameters_of(model: ClusterModel, mln) -> Parameters:
     q_coef = np.zeros(Q)
     initial: list[float] = []
     learnable: list[bool] = []
+    from .merge_rank import _initial, _param_key
+
     for q, qty in enumerate(model.quantities):
-        if qty.kind != "feature" or qty.formula < 0:
+        key = _param_key(qty)
+        if key is None:
             continue
-        key = ("formula", qty.formula)
         if key not in keys:
             keys[key] = len(names)
-            decl = mln.formulas[qty.formula]
+            w, fixed = _initial(qty, mln)
             names.append(qty.name)
-            initial.append(float(decl.weight) if decl.weight is not None else 0.0)
-            learnable.append(not decl.fixed)
+            initial.append(w)
+            learnable.append(not fixed)
         k = keys[key]
         q_param[q] = k
         # w_q = theta * coef: the template's sign and its share of the formula's
@@ -483,11 +485,13 @@ def _with_weights(mln, model: ClusterModel, params: Parameters, theta: np.ndarra
     from ..model import MLN
 
     formulas = list(mln.formulas)
+    features = list(getattr(mln, "set_features", []))
     for q, qty in enumerate(model.quantities):
         k = params.q_param[q]
-        if k >= 0 and qty.formula >= 0:
+        if k >= 0 and qty.spec is not None and qty.spec in features:
+            features[features.index(qty.spec)] = replace(qty.spec, weight=float(round(theta[k], 6)))
+        elif k >= 0 and qty.formula >= 0:
             formulas[qty.formula] = replace(formulas[qty.formula], weight=float(round(theta[k], 6)))
-    features = list(getattr(mln, "set_features", []))
     for j, f in enumerate(model.set_features):
         k = params.sf_param[j]
         if k >= 0 and f.spec in features:

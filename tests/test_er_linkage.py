@@ -1,0 +1,370 @@
+"""Entity resolution (issue 25): linkage features scored by hand, candidate
+pairs, blocking as a hard exclusion, similarity builtins against reference
+values, valued pair features, and SampleRank over the states agglomerative
+inference visits."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from markovlogic import MLN, Database
+from markovlogic.cli import main
+from markovlogic.cluster.kernels import make_scratch, merge_delta, move_delta, split_delta, members
+from markovlogic.cluster.model import build_cluster_model
+from markovlogic.errors import OptionError
+from markovlogic.learn.api import learn_model
+
+WORDS = """
+HasWord(rec, word)
+Source(rec, src)
+equivalence Same(rec, rec)
+"""
+# A B C D E: words make jaccard similarities; A, B share a source, C, D, E the other
+EVIDENCE = """
+HasWord(A, W1)
+HasWord(A, W2)
+HasWord(B, W1)
+HasWord(B, W3)
+HasWord(C, W1)
+HasWord(C, W2)
+HasWord(D, W4)
+HasWord(D, W3)
+HasWord(E, W5)
+Source(A, S1)
+Source(B, S1)
+Source(C, S2)
+Source(D, S2)
+Source(E, S2)
+"""
+
+
+def _jaccard(words):
+    names = sorted(words)
+    n = len(names)
+    m = np.zeros((n, n))
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            if i != j:
+                u = words[a] | words[b]
+                m[i, j] = len(words[a] & words[b]) / len(u) if u else 0.0
+    return names, m
+
+
+WORDSETS = {"A": {"W1", "W2"}, "B": {"W1", "W3"}, "C": {"W1", "W2"}, "D": {"W4", "W3"}, "E": {"W5"}}
+
+
+def _model(text):
+    mln = MLN.from_string(WORDS + text)
+    return build_cluster_model(mln, Database.from_string(EVIDENCE, mln=mln), "Same")
+
+
+def _link_values(model, labels, A_members, B_members):
+    """Linkage feature values of merging the clusters holding A_members and B_members."""
+    st, sc = model.new_state(np.array(labels))
+    names = model.mention_names
+    a = st.label[names.index(A_members[0])]
+    b = st.label[names.index(B_members[0])]
+    merge_delta(model.arrays, st, sc, a, b)
+    base = model.arrays.n_q + len(model.arrays.sf_kind)
+    return sc.dphi[base:base + len(model.arrays.lk_kind)].copy()
+
+
+LINK = """
+1 link sum(x, y in Same: jaccard(x, y, HasWord))
+1 link max(x, y in Same: jaccard(x, y, HasWord))
+1 link min(x, y in Same: jaccard(x, y, HasWord))
+1 link mean(x, y in Same: jaccard(x, y, HasWord))
+1 link fraction(x, y in Same: linked(x, y))
+1 link count(x, y in Same: !linked(x, y))
+1 link fraction(x, y in Same: HasWord(x, w) ^ HasWord(y, w) ^ Source(x, s) ^ Source(y, s))
+"""
+
+
+def test_each_linkage_feature_scored_by_hand():
+    model = _model(LINK)
+    names, jac = _jaccard(WORDSETS)
+    assert model.mention_names == names
+    idx = {nm: i for i, nm in enumerate(names)}
+    # clusters {A, B} and {C, D}: cross pairs A-C (1.0), A-D (0), B-C (1/3), B-D (1/3)
+    lab = [0, 0, 1, 1, 2]
+    vals = _link_values(model, lab, ["A", "B"], ["C", "D"])
+    cross = [(a, b) for a in "AB" for b in "CD"]
+    linked = [jac[idx[a], idx[b]] for a, b in cross if jac[idx[a], idx[b]] > 0]   # pairs sharing a word
+    assert vals[0] == pytest.approx(sum(linked))
+    assert vals[1] == pytest.approx(max(linked))
+    assert vals[2] == pytest.approx(min(linked))
+    assert vals[3] == pytest.approx(sum(linked) / len(linked))
+    assert vals[4] == pytest.approx(len(linked) / 4)                  # 3 of the 4 cross pairs are linked
+    assert vals[5] == pytest.approx(4 - len(linked))                  # one is not (A-D)
+    assert vals[6] == pytest.approx(0.0)                              # no cross pair shares a source
+    # a split scores minus the merge of its parts; a move of B from {A, B} to {C, D}: its merge with {C, D}
+    # minus its merge with {A}
+    st, sc = model.new_state(np.array([0, 0, 0, 0, 2]))
+    K = st.label[idx["A"]]
+    k = members(st, K, st.buf)
+    for t in range(k):
+        st.side[st.buf[t]] = 0 if model.mention_names[st.buf[t]] in ("A", "B") else 1
+    split_delta(model.arrays, st, sc, K, k)
+    base = model.arrays.n_q + len(model.arrays.sf_kind)
+    assert sc.dphi[base:base + 7] == pytest.approx(-vals)
+    st, sc = model.new_state(np.array(lab))
+    move_delta(model.arrays, st, sc, idx["B"], st.label[idx["C"]])
+    b_cd = [jac[idx["B"], idx[c]] for c in "CD"]
+    b_a = jac[idx["B"], idx["A"]]
+    assert sc.dphi[base] == pytest.approx(sum(b_cd) - b_a)
+    assert sc.dphi[base + 1] == pytest.approx(max(b_cd) - b_a)
+
+
+def test_candidates_restrict_pairs_and_similarities():
+    # candidates: records sharing W1 only; the pair feature then holds for those pairs alone
+    model = _model("candidates(x, y in Same: HasWord(x, W1) ^ HasWord(y, W1))\n"
+                   "1 similarity(x, y in Same: jaccard(x, y, HasWord))\n"
+                   "1 jaccard(x, y, HasWord) >= 0.3 => Same(x, y)\n")
+    assert model.candidate_pairs == 3                          # A-B, A-C, B-C
+    names = model.mention_names
+    q = model.quantities[0]
+    dense = q.terms.sparse.toarray()
+    i, j = names.index("B"), names.index("D")                  # share W3 but are no candidates
+    assert dense[i, j] == 0.0
+    assert dense[names.index("A"), names.index("C")] == pytest.approx(1.0)
+
+
+def test_blocking_as_a_hard_exclusion_is_not_refused_and_holds():
+    # every record in one block; different blocks never co-cluster (a dense exclusion kept low-rank)
+    text = WORDS + "InBlock(rec, blk)\n1 jaccard(x, y, HasWord) >= 0.1 => Same(x, y)\n" \
+        "InBlock(x, b1) ^ InBlock(y, b2) ^ !(b1 = b2) => !Same(x, y).\n"
+    ev = EVIDENCE + "InBlock(A, K1)\nInBlock(B, K1)\nInBlock(C, K2)\nInBlock(D, K1)\nInBlock(E, K2)\n"
+    mln = MLN.from_string(text)
+    model = build_cluster_model(mln, Database.from_string(ev, mln=mln), "Same")
+    answer = mln.map(Database.from_string(ev, mln=mln), queries="Same", method="agglomerative")
+    (part,) = answer.parts
+    lab = dict(zip(part.model.mention_names, part.labels))
+    assert lab["A"] == lab["B"] and lab["A"] != lab["C"]       # A-C share W1 and W2 but not a block
+    q = model.quantities[model.arrays.hard_cannot_q]
+    assert q.terms.lowrank                                      # not n^2 pairs
+
+
+def test_clean_clean_rule_is_low_rank_and_enforced():
+    text = "1 jaccard(x, y, HasWord) >= 0.1 => Same(x, y)\nSource(x, s) ^ Source(y, s) ^ !(x = y) => !Same(x, y).\n"
+    mln = MLN.from_string(WORDS + text)
+    answer = mln.map(Database.from_string(EVIDENCE, mln=mln), queries="Same", method="agglomerative")
+    (part,) = answer.parts
+    src = {"A": 1, "B": 1, "C": 2, "D": 2, "E": 2}
+    for c in part.clusters:
+        assert len({src[m] for m in c}) == len(c)
+
+
+@pytest.mark.parametrize("a, b, jw, lev", [
+    ("MARTHA", "MARHTA", 0.961111, 1 - 2 / 6),
+    ("DWAYNE", "DUANE", 0.84, 1 - 2 / 6),
+    ("DIXON", "DICKSONX", 0.813333, 1 - 4 / 8),
+    ("kitten", "sitting", 0.746032, 1 - 3 / 7),
+])
+def test_string_similarities_against_reference_values(a, b, jw, lev):
+    mln = MLN.from_string("NameText(rec, text)\nequivalence Same(rec, rec)\n"
+                          "1 max(x, y in Same: jarowinkler(x, y, NameText))\n"
+                          "1 max(x, y in Same: levenshtein(x, y, NameText))\n")
+    db = Database.from_string(f'NameText(R1, "{a}")\nNameText(R2, "{b}")\n', mln=mln)
+    model = build_cluster_model(mln, db, "Same")
+    phi = model.features(np.array([0, 0]))[model.arrays.n_q:]
+    assert phi[0] == pytest.approx(jw, abs=1e-5)
+    assert phi[1] == pytest.approx(lev, abs=1e-9)
+
+
+def test_set_similarities_and_differences():
+    mln = MLN.from_string("HasWord(rec, word)\nPriceNum(rec, num)\nequivalence Same(rec, rec)\n"
+                          "1 max(x, y in Same: cosine(x, y, HasWord))\n"
+                          "1 max(x, y in Same: containment(x, y, HasWord))\n"
+                          "1 numdiff(x, y, PriceNum) <= 0.1 => Same(x, y)\n")
+    ev = ("HasWord(R1, A)\nHasWord(R1, B)\nHasWord(R2, A)\nHasWord(R2, B)\nHasWord(R2, C)\nHasWord(R3, C)\n"
+          'PriceNum(R1, "100")\nPriceNum(R2, "95")\nPriceNum(R3, "50")\n')
+    model = build_cluster_model(mln, Database.from_string(ev, mln=mln), "Same")
+    phi = model.features(np.array([0, 0, 1]))
+    # idf over the 3 owners: A, B in 2 (ln(4/3)+1), C in 2 as well; R1 = {A, B}, R2 = {A, B, C}
+    w = np.log(4 / 3) + 1
+    assert phi[model.arrays.n_q] == pytest.approx(2 * w * w / (np.sqrt(2) * w * np.sqrt(3) * w))
+    assert phi[model.arrays.n_q + 1] == pytest.approx(1.0)          # R1's words are all in R2
+    q = model.quantities[0]
+    assert q.terms.sparse.toarray()[0, 1] > 0                         # |100 - 95| / 100 <= 0.1
+    assert q.terms.sparse.toarray()[0, 2] == 0                        # 0.5
+
+
+def test_linkage_models_refuse_sampling():
+    mln = MLN.from_string(WORDS + LINK)
+    db = Database.from_string(EVIDENCE, mln=mln)
+    with pytest.raises(OptionError, match="scores merges"):
+        mln.infer(db, queries="Same", method="mh")
+    assert mln.map(db, queries="Same").parts[0].stats["merges"] >= 1    # agglomerative, the default
+
+
+# ---------------------------------------------------------------- learning
+
+
+def _chains(seed=0, n_ent=10, size=8, weak_per=2):
+    """Entities are chains of strongly linked mentions; each mention has weak links
+    to mentions of other entities."""
+    rnd = random.Random(seed)
+    lines, truth, ents = [], [], []
+    rid = 0
+    for _ in range(n_ent):
+        mem = [f"M{rid + k}" for k in range(size)]
+        rid += size
+        ents.append(mem)
+        lines += [f"Strong({a},{b})" for a, b in zip(mem, mem[1:])]
+        truth += [f"Same({mem[i]},{mem[j]})" for i in range(size) for j in range(i + 1, size)]
+    ent_of = {m: i for i, mem in enumerate(ents) for m in mem}
+    allm = list(ent_of)
+    for m in allm:
+        for _ in range(weak_per):
+            o = rnd.choice(allm)
+            if ent_of[o] != ent_of[m]:
+                lines.append(f"Weak({m},{o})")
+    return "\n".join(lines + truth) + "\n"
+
+
+CHAIN_MODEL = """Strong(m, m)
+Weak(m, m)
+equivalence Same(m, m)
+0 Strong(x, y) => Same(x, y)
+0 Weak(x, y) => Same(x, y)
+0 !Same(x, y)
+"""
+
+
+def _agglomerative_f1(learned, text):
+    from markovlogic.learn.merge_rank import f1_of, pair_counts
+
+    mln = learned.mln
+    db = Database.from_string("\n".join(l for l in text.splitlines() if not l.startswith("Same")) + "\n", mln=mln)
+    (part,) = mln.map(db, queries="Same", method="agglomerative").parts
+    gold = {}
+    for line in text.splitlines():
+        if line.startswith("Same("):
+            a, b = line[5:-1].split(",")
+            gold.setdefault(a, a)
+    truth = Database.from_string(text, mln=mln)
+    model = build_cluster_model(mln, truth, "Same", truth=True)
+    order = {nm: i for i, nm in enumerate(model.mention_names)}
+    labels = np.zeros(model.n, np.int64)
+    for i, nm in enumerate(part.model.mention_names):
+        labels[order[nm]] = part.labels[i]
+    return f1_of(pair_counts(labels, model.gold_labels))
+
+
+def test_merge_ranking_reaches_zero_training_loss_where_mh_samplerank_does_not():
+    text = _chains()
+    mln = MLN.from_string(CHAIN_MODEL)
+    db = Database.from_string(text, mln=mln)
+    new = learn_model(mln, db, query_predicates=["Same"], method="samplerank")     # agglomerative states
+    assert new.result.stats["final_train_loss"] == pytest.approx(0.0)
+    assert _agglomerative_f1(new, text) == pytest.approx(1.0)
+    old = learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="mh")
+    assert _agglomerative_f1(old, text) < 0.9
+
+
+def test_merge_ranking_reports_the_loss_of_the_model_it_returns():
+    text = _chains(seed=1, n_ent=6, size=5)
+    mln = MLN.from_string(CHAIN_MODEL)
+    for update in ("perceptron", "mira", "logistic"):
+        learned = learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
+                            update=update, epochs=2)
+        f1 = _agglomerative_f1(learned, text)
+        assert learned.result.stats["final_train_pairwise_f1"] == pytest.approx(f1, abs=1e-9)
+
+
+def test_pair_layer_is_a_logistic_model_and_linkage_weights_are_learned(tmp_path):
+    text = _chains(seed=2, n_ent=8, size=6)
+    model = CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n0 link sum(x, y in Same: score(x, y))\n" \
+        "0 size(Same) > 0\n"
+    mln = MLN.from_string(model)
+    learned = learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank")
+    stats = learned.result.stats
+    assert stats["pair_layer_parameters"] == 3
+    assert stats["final_train_loss"] == pytest.approx(0.0)
+    weights = {f.kind: f.weight for f in learned.mln.set_features if f.link}
+    assert set(weights) == {"max", "sum"}
+    strong = [f for f in learned.mln.formulas if "Strong" in str(f.formula)][0]
+    assert strong.weight > 0
+
+
+def test_merge_rank_options_checked():
+    mln = MLN.from_string(CHAIN_MODEL)
+    db = Database.from_string(_chains(n_ent=3, size=3), mln=mln)
+    with pytest.raises(OptionError, match="applies to samplerank --inference mh"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", temperature=0.5)
+    with pytest.raises(OptionError, match="unknown update"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", update="mira++")
+    with pytest.raises(OptionError, match="agglomerative .* or mh"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="gibbs")
+
+
+# ---------------------------------------------------------------- records to evidence
+
+
+CSV = '''id,source,name,price,phone,when
+R1,shop a,"Caf\u00e9 ""Le Monde""",12.65,404/231-1368,1999-01-02
+R2,shop b,"cafe le monde, bar","$1,200",404-231-1368,
+R3,shop a,,,,2001
+'''
+
+
+def test_records_to_evidence_quoting_missing_values_and_unicode(tmp_path):
+    src = tmp_path / "records.csv"
+    src.write_text(CSV, encoding="utf-8")
+    out = tmp_path / "ev.db"
+    schema = tmp_path / "schema.mln"
+    assert main(["derive", "--records", str(src), "--id", "id", "--fields",
+                 "name,price:number,phone:digits:Phone,when:year", "--source", "source",
+                 "--block", "name", "--max-df", "5", "--schema", str(schema), "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "HasWordName(R1,W_cafe)" in text and "HasWordName(R2,W_cafe)" in text     # é folded to e
+    assert 'NameText(R1,"Caf\u00e9 \\"Le Monde\\"")' in text                            # quotes escaped
+    assert "Price(R1,V_12_65)" in text and 'PriceNum(R1,"12.65")' in text
+    assert "Price(R2,V_1200)" in text                                                  # $ and , dropped
+    assert "Phone(R1,V_4042311368)" in text and "Phone(R2,V_4042311368)" in text
+    assert "When(R1,V_1999)" in text and "When(R3,V_2001)" in text
+    assert "R3" not in "".join(l for l in text.splitlines() if l.startswith(("HasWordName", "Price", "Phone")))
+    assert "Source(R1,S_shop_a)" in text
+    assert "BlockKey(R1,W_cafe)" in text and "BlockKey(R2,W_bar)" not in text          # df 1: no pair
+    # the evidence and the declarations load together
+    mln = MLN.from_string(schema.read_text(encoding="utf-8") + "equivalence Same(record, record)\n")
+    Database.from_string(text, mln=mln)
+
+
+def test_records_to_evidence_errors(tmp_path, capsys):
+    src = tmp_path / "records.csv"
+    src.write_text("id,name\nR1,a\nR1,b\n", encoding="utf-8")
+    out = tmp_path / "ev.db"
+    assert main(["derive", "--records", str(src), "--id", "id", "--fields", "name", "-o", str(out)]) == 2
+    assert "duplicate record id 'R1'" in capsys.readouterr().err and not out.exists()
+    assert main(["derive", "--records", str(src), "--id", "id", "--fields", "nom", "-o", str(out)]) == 2
+    assert "no column 'nom'" in capsys.readouterr().err
+    assert main(["derive", "--records", str(src), "--id", "id", "--fields", "name:colour", "-o", str(out)]) == 2
+    assert "unknown kind 'colour'" in capsys.readouterr().err
+    assert main(["derive", "--records", str(tmp_path / "none.csv"), "--id", "id", "--fields", "name",
+                 "-o", str(out)]) == 2
+    assert main(["derive", "--records", str(src), "--id", "id", "--fields", "name", "-o", str(src)]) == 2
+    assert src.read_text(encoding="utf-8").startswith("id,name")                       # never overwritten
+
+
+def test_the_recipe_template_fills_and_parses(tmp_path):
+    from pathlib import Path
+
+    src = tmp_path / "records.csv"
+    src.write_text(CSV, encoding="utf-8")
+    template = Path(__file__).resolve().parents[1] / "examples" / "er" / "template.mln"
+    model = tmp_path / "model.mln"
+    assert main(["derive", "--records", str(src), "--id", "id", "--fields", "name,price,phone,when",
+                 "--source", "source", "--block", "name", "--template", str(template), "--model", str(model),
+                 "-o", str(tmp_path / "ev.db")]) == 0
+    text = model.read_text(encoding="utf-8")
+    assert not any(line.startswith("//@") for line in text.splitlines()) and "{F}(" not in text
+    assert "similarity(x, y in Same: jarowinkler(x, y, NameText))" in text
+    assert "numdiff(x, y, PriceNum) <= 0.05" in text and "absdiff(x, y, WhenNum) <= 1" in text
+    assert "Source(x, s) ^ Source(y, s) ^ !(x = y) => !Same(x, y)." in text
+    mln = MLN.from_file(str(model))
+    Database.from_string((tmp_path / "ev.db").read_text(encoding="utf-8"), mln=mln)
+    assert any(f.link and f.kind == "max" for f in mln.set_features)
