@@ -2,6 +2,7 @@
 
     python -m bench.reproduce [--only poon3,riedel2,w06,culotta6,culotta9] [--from-cache]
                               [--json OUT.json] [--jobs N] [--work DIR]
+                              [--set TABLE.NAME=VALUE ...]
 
 Runs each table (or, with ``--from-cache``, reads the last run's figures from
 ``bench/reproduction.json``), prints paper and markovlogic side by side and
@@ -11,6 +12,9 @@ table says the date and commit of its run). ``--json`` writes the figures as
 table -> dataset -> system -> figure (e.g. ``poon3.cora.jnt_seg.pairwise_recall``).
 ``--quick`` runs each table on a small slice (the smoke tests'; its figures
 are not the tables') into ``--cache``/``--markdown`` paths you give.
+``--set poon3.RUN_CITESEER_FOLDS=2`` changes one of a table's constants for
+the run (a subset where the whole table is too long): the record and the
+report name each such change beside the table's own value.
 
 Every row comes from the project's commands (``mln derive/learn/infer``,
 recorded per table) or its Python API; the bench code prepares data (the
@@ -52,8 +56,39 @@ def _commit() -> str:
         return "unknown"
 
 
-def run_table(name: str, work: Path, jobs: int, quick: bool) -> dict:
+def apply_subset(module, name: str, settings: list[str]) -> list[str]:
+    """``--set TABLE.NAME=VALUE``: a module constant of ``TABLE`` changed for this
+    run (fewer folds, samples, trials...): the run is then a stated subset of the
+    table, and its record and report say so. Returns the settings applied."""
+    applied = []
+    for item in settings:
+        key, sep, value = item.partition("=")
+        table, dot, const = key.partition(".")
+        if table != name:
+            continue
+        if not sep or not dot or not const.isupper() or not hasattr(module, const):
+            raise SystemExit(f"--set {item}: expected {name}.NAME=VALUE with NAME one of the table's constants")
+        old = getattr(module, const)
+        try:
+            if isinstance(old, tuple):
+                kind = type(old[0]) if old else str
+                new = tuple(kind(v) for v in value.split(",") if v)
+            elif isinstance(old, bool):
+                new = value.lower() in ("1", "true", "yes")
+            elif old is None:
+                new = int(value)
+            else:
+                new = type(old)(value)
+        except ValueError:
+            raise SystemExit(f"--set {item}: {value!r} is not a {type(old).__name__}") from None
+        setattr(module, const, new)
+        applied.append(f"{const}={value} (table: {old if not isinstance(old, tuple) else ','.join(map(str, old))})")
+    return applied
+
+
+def run_table(name: str, work: Path, jobs: int, quick: bool, settings: list[str] | None = None) -> dict:
     module = importlib.import_module(f"bench.reproduce.{name}")
+    subset = apply_subset(module, name, settings or [])
     work.mkdir(parents=True, exist_ok=True)
     run = Run(work=work, log=work / "commands.log", quick=quick, jobs=jobs)
     load0 = os.getloadavg()
@@ -61,7 +96,9 @@ def run_table(name: str, work: Path, jobs: int, quick: bool) -> dict:
     result = module.run(run)
     meta = {"date": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "commit": _commit(),
             "command": "python -m bench.reproduce --only " + name + (" --quick" if quick else "")
-                       + (f" --jobs {jobs}" if jobs != 1 else ""),
+                       + (f" --jobs {jobs}" if jobs != 1 else "")
+                       + "".join(f" --set {x}" for x in (settings or []) if x.startswith(name + ".")),
+            "subset": subset,
             "wall_seconds": round(time.perf_counter() - t0, 1),
             "cpu_seconds": round(run.cpu + time.process_time() - c0, 1),
             "children_cpu_seconds": round(run.cpu, 1), "load_before": [round(x, 2) for x in load0],
@@ -90,7 +127,9 @@ def markdown(cache: dict) -> str:
         module = importlib.import_module(f"bench.reproduce.{name}")
         m = entry["meta"]
         out.append(f"- **{TITLES[name]}** ({m['date'][:10]}, {m['cpu_seconds'] / 60:.1f} min CPU"
-                   + (", QUICK SLICE" if m.get("quick") else "") + f"): {module.summary(entry['result'])}")
+                   + (", QUICK SLICE" if m.get("quick") else "")
+                   + (", SUBSET: " + "; ".join(m["subset"]) if m.get("subset") else "")
+                   + f"): {module.summary(entry['result'])}")
     for name in TABLES:
         entry = cache.get(name)
         out.append("")
@@ -100,6 +139,7 @@ def markdown(cache: dict) -> str:
         module = importlib.import_module(f"bench.reproduce.{name}")
         out.append(module.render(entry["result"]))
         out.append(_meta(entry["meta"]))
+        out.append(_about(module))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -108,6 +148,8 @@ def _meta(m: dict) -> str:
              f"wall, {m['cpu_seconds'] / 60:.1f} min CPU (children {m['children_cpu_seconds'] / 60:.1f}), load "
              f"{m['load_before'][0]:.1f} -> {m['load_after'][0]:.1f}, {m['machine']}"
              + (" -- QUICK SLICE, not the table's figures" if m.get("quick") else "") + ".", ""]
+    if m.get("subset"):
+        lines += [f"**A stated subset of the table** (time on a shared machine): {'; '.join(m['subset'])}.", ""]
     commands = _generic(m.get("commands", []))
     if commands:
         lines.append("<details><summary>Commands</summary>")
@@ -118,6 +160,19 @@ def _meta(m: dict) -> str:
         lines.append("</details>")
         lines.append("")
     return "\n".join(lines)
+
+
+def _about(module) -> str:
+    """The table's data, folds, systems and what differs from the paper: its
+    module's docstring (the one description the code and the report share)."""
+    import re
+
+    doc = (module.__doc__ or "").strip()
+    if not doc:
+        return ""
+    text = re.sub(r"``([^`]+)``", r"`\1`", doc)
+    text = re.sub(r":(?:func|class|mod):`([^`]+)`", r"`\1`", text)
+    return "#### Data, folds, systems and what differs from the paper\n\n" + text + "\n"
 
 
 def _generic(commands: list[str]) -> list[str]:
@@ -140,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--jobs", type=int, default=1, help="work units at once (folds x systems), default 1")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
+    ap.add_argument("--set", action="append", default=[], metavar="TABLE.NAME=VALUE",
+                    help="change a table's constant for this run (a stated subset: fewer folds, samples...)")
     ap.add_argument("--quick", action="store_true", help="small slices (smoke tests): use with --cache/--markdown")
     ap.add_argument("--cache", type=Path, default=CACHE, help="figures cache (default bench/reproduction.json)")
     ap.add_argument("--markdown", type=Path, default=MARKDOWN, help="report (default bench/REPRODUCTION.md)")
@@ -167,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name in only:
                 print(f"== {TITLES[name]}", flush=True)
-                cache[name] = run_table(name, work / name, args.jobs, args.quick)
+                cache[name] = run_table(name, work / name, args.jobs, args.quick, args.set)
                 args.cache.write_text(json.dumps(cache, indent=1, default=float) + "\n")
                 print(f"   {cache[name]['meta']['wall_seconds']:.0f} s wall, "
                       f"{cache[name]['meta']['cpu_seconds']:.0f} s CPU", flush=True)

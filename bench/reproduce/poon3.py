@@ -64,6 +64,9 @@ ITERATIONS = 30
 LEARN_SAMPLES = 20
 MCSAT_SAMPLES = 500
 SEED = 0
+RUN_CORA_FOLDS = 3        # folds run (a subset with --set poon3.RUN_CORA_FOLDS=1: the first ones)
+RUN_CITESEER_FOLDS = 4
+RUN_SYSTEMS = SYSTEMS     # MLN systems run (CiteSeer: never Jnt-Seg-ER, it has no SameBib truth)
 
 # ------------------------------------------------------------------ the thesis's figures (tables 3.1-3.6)
 PAPER = {
@@ -210,12 +213,25 @@ def settle_readings(cora_train: list[Path], citeseer_train: list[Path]) -> dict:
 # ------------------------------------------------------------------ systems on one fold
 
 def run_system(run: Run, dataset: str, fold: D.FoldFiles, er: bool, system: str,
-               iterations: int = ITERATIONS, samples: int = MCSAT_SAMPLES) -> dict:
+               iterations: int | None = None, samples: int | None = None) -> dict:
     """One system on one fold: derive, learn (section 3.4), MC-SAT and MAP; its figures."""
     from bench.workloads.citations import EXAMPLES
 
+    iterations = ITERATIONS if iterations is None else iterations
+    samples = MCSAT_SAMPLES if samples is None else samples
     work = run.work / dataset / fold.name
     work.mkdir(parents=True, exist_ok=True)
+    # a rerun with the same --work and settings picks up the units an interrupted run finished
+    done = work / f"{system}.row.json"
+    settings = {"iterations": iterations, "samples": samples, "learn_samples": LEARN_SAMPLES, "seed": SEED,
+                "quick": run.quick}
+    if done.is_file():
+        saved = json.loads(done.read_text())
+        if saved.get("settings") == settings:
+            run.commands += [c for c in saved.get("commands", []) if c not in run.commands]
+            run.cpu += saved["row"].get("cpu", 0.0)
+            return saved["row"]
+    first = len(run.commands)
     queries = "InField,SameBib" if er else "InField"
     tmpl = EXAMPLES / f"{TEMPLATES[system]}.template.mln"
     row: dict = {}
@@ -244,6 +260,7 @@ def run_system(run: Run, dataset: str, fold: D.FoldFiles, er: bool, system: str,
     step = run.mln(["infer", "-i", model, "-e", evidence, "-q", queries, "--map", "-r", result])
     row["map"] = {**scores(result, fold, er), "infer_cpu": step.cpu}
     row["cpu"] = round(cpu + step.cpu, 1)
+    done.write_text(json.dumps({"settings": settings, "row": row, "commands": run.commands[first:]}))
     return row
 
 
@@ -290,11 +307,14 @@ def run(run: Run) -> dict:
     if quick:
         citeseer = [D.slice_fold(citeseer[1], run.work / "data" / "citeseer-slice", 25)]
         cora = cora[:1]
+    else:
+        cora, citeseer = cora[:RUN_CORA_FOLDS], citeseer[:RUN_CITESEER_FOLDS]
     start = time.perf_counter()
     out: dict = {"readings": settle_readings([f.train for f in cora], [f.train for f in citeseer])}
     kw = {"iterations": 2, "samples": 20} if quick else {}
-    units = [("cora", f, True, s) for f in cora for s in (("jnt_seg_er",) if quick else SYSTEMS)]
-    units += [("citeseer", f, False, s) for f in citeseer for s in (("jnt_seg",) if quick else ("isolated", "jnt_seg"))]
+    units = [("cora", f, True, s) for f in cora for s in (("jnt_seg_er",) if quick else RUN_SYSTEMS)]
+    units += [("citeseer", f, False, s) for f in citeseer
+              for s in (("jnt_seg",) if quick else [x for x in RUN_SYSTEMS if x != "jnt_seg_er"])]
     rows = run.map(lambda u: run_system(run, *u, **kw), units)
     folds: dict = {"cora": {f.name: {"fold": f.name, "systems": {}} for f in cora},
                    "citeseer": {f.name: {"fold": f.name, "systems": {}} for f in citeseer}}
@@ -362,6 +382,19 @@ def _seg(sec: dict | None, subset: str, system: str, mode: str = "mcsat") -> tup
     return tuple(seg[g] for g in GROUPS)
 
 
+def _shape(sec: dict | None, subset: str, system: str, mode: str, paper: dict) -> str:
+    """A joint row against Isolated (same inference), the paper's sign and ours."""
+    if system == "isolated":
+        return ""
+    a, b = _seg(sec, subset, system, mode), _seg(sec, subset, "isolated", mode)
+    p = paper[system][0] - paper["isolated"][0]
+    if not a or not b:
+        return f"{p:+.1f}; n/a"
+    d = 100 * (a[0] - b[0])
+    holds = (d >= 0) == (p >= 0)
+    return f"{p:+.1f}; {d:+.2f} ({'holds' if holds else 'does not hold'})"
+
+
 def wins_losses(a: tuple | None, b: tuple | None) -> str:
     """Wins-losses of ``a`` against ``b`` over the three fields and the total, at the thesis's 0.1 granularity."""
     if a is None or b is None:
@@ -421,11 +454,13 @@ def render(res: dict) -> str:
                                  f"{NAMES[s]}{' (MAP)' if mode == 'map' else ''}",
                                  " / ".join(str(x) for x in paper) if mode == "mcsat" else "",
                                  " / ".join(pct(x) for x in ours) if ours else "n/a",
-                                 f"{100 * ours[0] - paper[0]:+.1f}" if ours else ""])
+                                 f"{100 * ours[0] - paper[0]:+.1f}" if ours else "",
+                                 _shape(sec, subset, s, mode, PAPER[table][subset])])
             base = _seg(sec, subset, "baseline")
-            rows.append(["", "per-token baseline", "", " / ".join(pct(x) for x in base) if base else "n/a", ""])
+            rows.append(["", "per-token baseline", "", " / ".join(pct(x) for x in base) if base else "n/a", "", ""])
         out.append(md_table(["subset", "system", "paper total / author / title / venue",
-                             "ours total / author / title / venue", "total: ours - paper"], rows))
+                             "ours total / author / title / venue", "total: ours - paper",
+                             "shape: total - Isolated's (paper; ours)"], rows))
         share = _potential_share(res, dataset)
         out.append("")
         out.append(f"Potential citations here: {share}; the thesis: about "
