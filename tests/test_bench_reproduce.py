@@ -138,3 +138,21 @@ def test_from_cache_and_bad_options(tmp_path, capsys):
     assert json.loads(out.read_text())["culotta9"]["fig_9_2"] == []
     text = md.read_text()
     assert "Culotta's thesis, chapter 9" in text and "Not run yet" in text     # the other tables
+
+
+def test_set_makes_a_stated_subset(tmp_path, capsys):
+    from bench.reproduce import culotta9
+    from bench.reproduce.__main__ import apply_subset
+
+    cache, md = tmp_path / "c.json", tmp_path / "R.md"
+    for bad in ("culotta9.NOPE=1", "culotta9.INSTANCES=x", "riedel2.RUN_FOLDS=1", "culotta9"):
+        assert main(["--only", "culotta9", "--set", bad, "--cache", str(cache), "--markdown", str(md)]) == 2
+    assert "--set" in capsys.readouterr().err and not cache.exists()
+    old = (culotta9.INSTANCES, culotta9.SGMP_SECONDS)
+    try:
+        applied = apply_subset(culotta9, "culotta9", ["culotta9.INSTANCES=1", "culotta9.SGMP_SECONDS=2.5",
+                                                      "w06.FOLDS=2"])
+        assert (culotta9.INSTANCES, culotta9.SGMP_SECONDS) == (1, 2.5)
+        assert applied == ["INSTANCES=1 (table: 4)", "SGMP_SECONDS=2.5 (table: 20.0)"]
+    finally:
+        culotta9.INSTANCES, culotta9.SGMP_SECONDS = old

@@ -67,7 +67,7 @@ def apply_subset(module, name: str, settings: list[str]) -> list[str]:
         if table != name:
             continue
         if not sep or not dot or not const.isupper() or not hasattr(module, const):
-            raise SystemExit(f"--set {item}: expected {name}.NAME=VALUE with NAME one of the table's constants")
+            raise ValueError(f"--set {item}: expected {name}.NAME=VALUE, NAME one of the table's upper-case constants")
         old = getattr(module, const)
         try:
             if isinstance(old, tuple):
@@ -80,15 +80,17 @@ def apply_subset(module, name: str, settings: list[str]) -> list[str]:
             else:
                 new = type(old)(value)
         except ValueError:
-            raise SystemExit(f"--set {item}: {value!r} is not a {type(old).__name__}") from None
+            raise ValueError(f"--set {item}: {value!r} is not a {type(old).__name__}") from None
         setattr(module, const, new)
         applied.append(f"{const}={value} (table: {old if not isinstance(old, tuple) else ','.join(map(str, old))})")
     return applied
 
 
-def run_table(name: str, work: Path, jobs: int, quick: bool, settings: list[str] | None = None) -> dict:
+def run_table(name: str, work: Path, jobs: int, quick: bool, settings: list[str] | None = None,
+              subset: list[str] | None = None) -> dict:
+    """One table's run; ``subset``: the ``--set`` changes already applied (:func:`apply_subset`)."""
     module = importlib.import_module(f"bench.reproduce.{name}")
-    subset = apply_subset(module, name, settings or [])
+    subset = subset or []
     work.mkdir(parents=True, exist_ok=True)
     run = Run(work=work, log=work / "commands.log", quick=quick, jobs=jobs)
     load0 = os.getloadavg()
@@ -209,6 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick and (args.cache == CACHE or args.markdown == MARKDOWN):
         print("--quick writes slices, not the tables: give --cache and --markdown paths", file=sys.stderr)
         return 2
+    bad = [x for x in args.set if x.partition(".")[0] not in only]
+    if bad:
+        print(f"--set {bad[0]}: expected TABLE.NAME=VALUE with TABLE one of --only's", file=sys.stderr)
+        return 2
+    subsets = {}
+    if not args.from_cache:
+        try:
+            for name in only:
+                subsets[name] = apply_subset(importlib.import_module(f"bench.reproduce.{name}"), name, args.set)
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            return 2
     cache = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
     if args.from_cache:
         missing = [t for t in only if t not in cache]
@@ -224,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name in only:
                 print(f"== {TITLES[name]}", flush=True)
-                cache[name] = run_table(name, work / name, args.jobs, args.quick, args.set)
+                cache[name] = run_table(name, work / name, args.jobs, args.quick, args.set, subsets.get(name))
                 args.cache.write_text(json.dumps(cache, indent=1, default=float) + "\n")
                 print(f"   {cache[name]['meta']['wall_seconds']:.0f} s wall, "
                       f"{cache[name]['meta']['cpu_seconds']:.0f} s CPU", flush=True)
