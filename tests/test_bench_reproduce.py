@@ -49,6 +49,7 @@ def test_poon3_smoke(tmp_path):
     for title in ("Table 3.1", "Table 3.2", "Table 3.3", "Table 3.4", "Table 3.5", "Table 3.6", "QUICK SLICE"):
         assert title in md
     assert "mln learn" in md and "--expectations mcsat" in md
+    assert "Data, folds, systems and what differs from the paper" in md and "shape: total - Isolated's" in md
 
 
 @needs_data
