@@ -93,10 +93,10 @@ def run_table(name: str, work: Path, jobs: int, quick: bool, settings: list[str]
     subset = subset or []
     work.mkdir(parents=True, exist_ok=True)
     run = Run(work=work, log=work / "commands.log", quick=quick, jobs=jobs)
-    load0 = os.getloadavg()
+    load0, commit = os.getloadavg(), _commit()      # the code the run starts from
     t0, c0 = time.perf_counter(), time.process_time()
     result = module.run(run)
-    meta = {"date": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "commit": _commit(),
+    meta = {"date": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "commit": commit,
             "command": "python -m bench.reproduce --only " + name + (" --quick" if quick else "")
                        + (f" --jobs {jobs}" if jobs != 1 else "")
                        + "".join(f" --set {x}" for x in (settings or []) if x.startswith(name + ".")),
