@@ -148,9 +148,11 @@ def summary(res: dict) -> str:
 
 
 def render(res: dict) -> str:
+    n = len(res["folds"])
+    folds = "its 5 folds" if n == 5 else f"{n} of its 5 folds"
     out = ["## Culotta & McCallum (2006), Table 1: Objects (aggregate features) vs Pairs, citation matching", "",
            "Paper: CiteSeer, 4 topic sections; its Table 1 values are not in the seed text, only \"Objects "
-           "outperforms Pairs on three of the four testing sets\". Ours: Cora, 5 folds (CiteSeer here has no "
+           f"outperforms Pairs on three of the four testing sets\". Ours: Cora, {folds} (CiteSeer here has no "
            "cluster labels). Pairwise precision / recall / F1 (%):", ""]
     rows = []
     for r in res["folds"]:
