@@ -187,8 +187,53 @@ def test_title_exclusion_editor_initial_is_a_venue_initial():
 
 def test_title_exclusion_after_first_venue_keyword():
     cits = {"A": "xx. alpha beta gamma. zz", "B": "yy. alpha beta gamma. zz"}
-    assert ("A", 1, 3, "B", 1, 3) in st(run(cits, first_keyword={"A": 3}))       # strict: 3 itself allowed
-    assert not any(r[0] == "A" for r in st(run(cits, first_keyword={"A": 2})))
+    # the default reading excludes the keyword itself too (keyword_exclusion="from")
+    assert ("A", 1, 3, "B", 1, 3) in st(run(cits, first_keyword={"A": 4}))
+    assert not any(r[0] == "A" for r in st(run(cits, first_keyword={"A": 3})))
+    # the clause's strictness: the keyword itself is allowed
+    after = DeriveOptions(keyword_exclusion="after")
+    assert ("A", 1, 3, "B", 1, 3) in st(run(cits, first_keyword={"A": 3}, options=after))
+    assert not any(r[0] == "A" for r in st(run(cits, first_keyword={"A": 2}, options=after)))
+
+
+def test_title_start_reading_admits_an_initial_before_the_string():
+    # "schapire r. the strength of weak learnability." -- a period after an initial is no HasPunc
+    cits = {"A": "schapire r. the strength of weak learnability. ml",
+            "B": "schapire r. e. the strength of weak learnability. ml"}
+    assert ("A", 2, 6, "B", 3, 7) in st(run(cits))                              # default: an initial counts
+    strict = DeriveOptions(title_start="punctuation")
+    assert not any(r[0] == "A" and r[1] == 2 for r in st(run(cits, options=strict)))
+
+
+def test_jnt_inf_candidate_after_an_initial_in_the_other_citation():
+    # in B the trigram follows an initial (a clear boundary); in A it follows a word without punctuation
+    cits = {"A": "xx yy the strength of zz.", "B": "schapire r. the strength of zz."}
+    assert ("A", 1, "B") in jic(run(cits))
+    assert jic(run(cits, options=DeriveOptions(title_start="punctuation"))) == set()
+    # the text's reading puts i on the trigram's first token instead of before it
+    assert ("A", 2, "B") in jic(run(cits, options=DeriveOptions(jic_position="start")))
+
+
+def test_venue_conflict_readings():
+    cits = {"A": "xx. alpha beta gamma. Journal of zz", "B": "yy. alpha beta gamma. Proceedings of zz",
+            "C": "ww. alpha beta gamma. Journal and Proceedings of zz"}
+
+    def pairs(conflict):
+        return {tuple(r) for r in run(cits, options=DeriveOptions(venue_pairs="all", venue_conflict=conflict))[
+            "SimilarVenue"]}
+
+    assert ("A", "B") not in pairs("exclusive") and ("A", "C") in pairs("exclusive")
+    assert ("A", "C") not in pairs("differ") and ("A", "B") not in pairs("differ")
+    assert {("A", "B"), ("A", "C"), ("B", "C")} <= pairs("none")
+
+
+def test_readings_are_checked():
+    from markovlogic.errors import OptionError
+
+    for bad in ({"title_start": "comma"}, {"venue_conflict": "some"}, {"jic_position": "after"},
+                {"keyword_exclusion": "before"}):
+        with pytest.raises(OptionError, match=next(iter(bad))):
+            DeriveOptions(**bad).check()
 
 
 # ----------------------------------------------------------------- SimilarVenue
@@ -262,10 +307,14 @@ def test_jnt_inf_candidate_trigram_title_like():
 
 # ----------------------------------------------------------------- against the definitions, directly
 
-def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[int]], same=None):
+def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[int]], same=None,
+              initials: dict[str, set[int]] | None = None):
     """SimilarTitle and JntInfCandidate by loops over the definitions;
-    ``same(a, b)``: whether two tokens match (default: equal)."""
+    ``same(a, b)``: whether two tokens match (default: equal); ``initials``:
+    the positions holding an initial and its period (a string right after one
+    is "preceded by punctuation", the default ``title_start`` reading)."""
     same = same or (lambda a, b: a == b)
+    initials = initials or {}
 
     def seq(a, b):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
@@ -275,7 +324,7 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
                 and not any(toks[k][1] for k in range(i, j)))
 
     def pre(b, i):
-        return i > 0 and cits[b][i - 1][1]
+        return i > 0 and (cits[b][i - 1][1] or (i - 1) in initials.get(b, ()))
 
     sim, cand = set(), set()
     for b1 in cits:
@@ -308,7 +357,7 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
 def test_matches_direct_reading_of_the_definitions(seed):
     rng = random.Random(seed)
     vocab = ["ab", "cd", "ab", "cd", "ab", "J"]
-    texts, cits, excluded, last, first, fin = {}, {}, {}, {}, {}, {}
+    texts, cits, excluded, last, first, fin, inits = {}, {}, {}, {}, {}, {}, {}
     for n in range(8):
         b = f"B{n}"
         words = []
@@ -326,6 +375,7 @@ def test_matches_direct_reading_of_the_definitions(seed):
             if initial:
                 ex.add(k)
         initials = set(ex)
+        inits[b] = initials
         if rng.random() < 0.2:
             last[b] = rng.randrange(len(words))
             if rng.random() < 0.5:
@@ -337,10 +387,10 @@ def test_matches_direct_reading_of_the_definitions(seed):
                 ex |= set(range(last[b]))
         if rng.random() < 0.2:
             first[b] = rng.randrange(len(words))
-            ex |= set(range(first[b] + 1, len(words)))
+            ex |= set(range(first[b], len(words)))          # keyword_exclusion="from": the keyword too
         cits[b], excluded[b] = toks, ex
     out = run(texts, last_initial=last, first_keyword=first, first_in=fin)
-    sim, cand = reference(cits, excluded)
+    sim, cand = reference(cits, excluded, initials=inits)
     assert st(out) == sim
     assert jic(out) == cand
 

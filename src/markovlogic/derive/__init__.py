@@ -4,7 +4,9 @@ Today: the citation predicates of Poon & Domingos' joint segmentation and
 entity-resolution MLNs (``SimilarTitle``, ``SimilarVenue``, ``JntInfCandidate``;
 definitions in :mod:`.citations`) and the citations' token sets of the
 set-level entity-resolution model (``HasTok``, ``HasFront``, ``HasBack``,
-``HasFirst``, ``HasNum``, ``HasTitle``; :mod:`.tokensets`). ``mln derive -i
+``HasFirst``, ``HasNum``, ``HasTitle``; :mod:`.tokensets`), and the similarity
+bins of Singla & Domingos' Cora MLNs (``AuthorScore0`` ... ``VenueScore100``
+from ``HasWordAuthor`` ...; :mod:`.scorebins`). ``mln derive -i
 MODEL.mln -e EVIDENCE.db -o DERIVED.db`` writes the ones the model declares;
 from Python::
 
@@ -22,6 +24,7 @@ from ..model import MLN, Database
 from .citations import ARITY as CITATION_ARITY
 from .citations import DERIVED as CITATION_PREDICATES
 from .citations import TITLE_PREDICATE, VENUE_PREDICATE, DeriveOptions, derive_citations, group_atoms
+from .scorebins import derive_score_bins, score_families
 from .tokensets import TOKEN_SETS, derive_token_sets
 
 DERIVED = CITATION_PREDICATES + TOKEN_SETS
@@ -31,6 +34,8 @@ __all__ = ["DeriveOptions", "derive", "derive_atoms", "venue_pairs_for", "DERIVE
 
 
 def _declared(mln: MLN) -> tuple[str, ...]:
+    """The derived predicates the model declares (the fixed families, then
+    the ``<F>Score<K>`` similarity bins)."""
     found = []
     for name in DERIVED:
         decl = mln.predicates.get(name)
@@ -40,6 +45,7 @@ def _declared(mln: MLN) -> tuple[str, ...]:
             raise MLNSemanticError(f"{name} is declared with {len(decl.arg_types)} arguments; "
                                    f"the derived predicate has {ARITY[name]}")
         found.append(name)
+    found += [name for bins in score_families(mln.predicates).values() for _, name in bins]
     return tuple(found)
 
 
@@ -82,13 +88,16 @@ def derive_atoms(mln: MLN, db: Database | list[Database], options: DeriveOptions
     elif options.venue_pairs == "auto":
         options = replace(options, venue_pairs=venue_pairs_for(mln))
     atoms = group_atoms(a for d in dbs for a in d.atoms)
-    for name in DERIVED:
+    families = score_families(mln.predicates)
+    for name in DERIVED + tuple(n for bins in families.values() for _, n in bins):
         if atoms.get(name):
             raise EvidenceError(f"the evidence already has {name} atoms; derive from evidence without them "
                                 "(the derived file would contradict or duplicate them)")
     out = derive_citations(atoms, options) if options.predicates else {}
     if sets:
         out.update(derive_token_sets(atoms, sets))
+    if families:
+        out.update(derive_score_bins(atoms, families))
     return out
 
 
@@ -97,7 +106,11 @@ def derive(mln: MLN, db: Database | list[Database], options: DeriveOptions | Non
     atoms not listed are false)."""
     out = derive_atoms(mln, db, options)
     return Database(atoms=[EvidenceAtom(GroundAtom(name, tuple(args)), True)
-                           for name in DERIVED for args in sorted(out.get(name, ()))])
+                           for name in _order(out) for args in sorted(out[name])])
+
+
+def _order(derived: dict) -> list[str]:
+    return [n for n in DERIVED if n in derived] + sorted(n for n in derived if n not in DERIVED)
 
 
 def write_db(derived: dict[str, list[tuple[str, ...]]], path) -> dict[str, int]:
@@ -106,9 +119,7 @@ def write_db(derived: dict[str, list[tuple[str, ...]]], path) -> dict[str, int]:
 
     counts = {}
     with open_text_atomic(path) as handle:
-        for name in DERIVED:
-            if name not in derived:
-                continue
+        for name in _order(derived):
             rows = sorted(derived[name])
             counts[name] = len(rows)
             handle.write(f"// {name}: {len(rows)} true atoms (derived by mln derive; closed world)\n")

@@ -116,6 +116,10 @@ VENUE_KINDS: dict[str, str] = {
 
 
 MATCHES = ("exact", "fuzzy")
+TITLE_STARTS = ("punctuation-or-initial", "punctuation")
+VENUE_CONFLICTS = ("exclusive", "differ", "none")
+JIC_POSITIONS = ("before", "start")
+KEYWORD_EXCLUSIONS = ("after", "from")
 
 
 @dataclass
@@ -129,6 +133,20 @@ class DeriveOptions:
     ``venue_kinds``: venue keyword token -> kind, for SimilarVenue.
     ``match``: ``"exact"`` or ``"fuzzy"`` token matching (module docstring);
     ``min_fuzzy_length``: the shortest word matched within edit distance one.
+
+    Readings of the thesis's text (module docstring, "Readings"; the defaults
+    were chosen on training folds by ``python -m bench.reproduce --only poon3``):
+    ``title_start``: what "immediately preceded by punctuation" admits --
+    ``"punctuation-or-initial"`` (``HasPunc`` before the string, or an
+    initial with its period right before it) or ``"punctuation"`` (``HasPunc``
+    only); ``venue_conflict``: when two citations' venue keywords conflict --
+    ``"exclusive"`` (each has a kind the other lacks), ``"differ"`` (both have
+    keywords and their kinds differ) or ``"none"`` (never: SimilarVenue holds
+    for every pair); ``jic_position``: the position ``i`` of
+    ``JntInfCandidate(c,i,c')`` -- ``"before"`` the trigram (the rule's reading)
+    or its ``"start"`` (the text's); ``keyword_exclusion``: title-like positions
+    end ``"after"`` the first venue keyword (the clause) or ``"from"`` it (the
+    keyword itself excluded too).
     """
 
     predicates: tuple[str, ...] = DERIVED
@@ -137,6 +155,10 @@ class DeriveOptions:
     venue_kinds: dict[str, str] = field(default_factory=lambda: dict(VENUE_KINDS))
     match: str = "fuzzy"
     min_fuzzy_length: int = 4
+    title_start: str = "punctuation-or-initial"
+    venue_conflict: str = "exclusive"
+    jic_position: str = "before"
+    keyword_exclusion: str = "from"
 
     def check(self) -> "DeriveOptions":
         from ..errors import OptionError
@@ -148,6 +170,10 @@ class DeriveOptions:
             raise OptionError(f"venue_pairs must be 'all' or 'titled', not {self.venue_pairs!r}")
         if self.match not in MATCHES:
             raise OptionError(f"match must be one of {', '.join(MATCHES)}, not {self.match!r}")
+        for name, allowed in (("title_start", TITLE_STARTS), ("venue_conflict", VENUE_CONFLICTS),
+                              ("jic_position", JIC_POSITIONS), ("keyword_exclusion", KEYWORD_EXCLUSIONS)):
+            if getattr(self, name) not in allowed:
+                raise OptionError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
         n = self.min_fuzzy_length
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise OptionError(f"min_fuzzy_length must be a positive integer, not {n!r}")
@@ -204,7 +230,8 @@ def position_ranks(next_rows: list[tuple[str, str]], extra: set[str]) -> dict[st
     return ranks
 
 
-def positions_table(atoms: dict[str, list[tuple[str, ...]]], period: str = "TPERIOD") -> Positions:
+def positions_table(atoms: dict[str, list[tuple[str, ...]]], period: str = "TPERIOD",
+                    keyword_exclusion: str = "after") -> Positions:
     """The per-token table, with the checks of the module docstring."""
     tok = _rows(atoms, "Token", 3).rename(columns={"a0": "token", "a1": "pos", "a2": "bib"})
     if tok.empty:
@@ -249,7 +276,8 @@ def positions_table(atoms: dict[str, list[tuple[str, ...]]], period: str = "TPER
         if not atoms.get(name):
             continue
         if side == "after":          # an unknown position (one past every chain) excludes nothing
-            excluded |= rank > _bound(atoms, name, ranks, tok, min, inf)
+            bound = _bound(atoms, name, ranks, tok, min, inf)
+            excluded |= (rank >= bound) if keyword_exclusion == "from" else (rank > bound)
         else:
             b = _bound(atoms, name, ranks, tok, max, -1)
             # an initial after the first "in" is an editor's (a venue initial): the last
@@ -263,8 +291,9 @@ def positions_table(atoms: dict[str, list[tuple[str, ...]]], period: str = "TPER
                 b = np.where(venue, before_in, b)
             excluded |= rank < b
     tok["excluded"] = excluded
+    tok["initial"] = initial
     tok["punc"] = tok["punc"].astype(bool)
-    return Positions(tok[["bib", "rank", "pos", "token", "punc", "excluded"]],
+    return Positions(tok[["bib", "rank", "pos", "token", "punc", "excluded", "initial"]],
                      {v: k for k, v in ranks.items()})
 
 
@@ -281,8 +310,11 @@ def _bound(atoms, name: str, ranks: dict[str, int], tok: pd.DataFrame, how, miss
     return tok["bib"].map(bound).fillna(missing).to_numpy().astype(np.int64)
 
 
-def _neighbours(t: pd.DataFrame) -> pd.DataFrame:
-    """Per token, facts about its neighbours in the same citation (numpy shifts)."""
+def _neighbours(t: pd.DataFrame, title_start: str = "punctuation") -> pd.DataFrame:
+    """Per token, facts about its neighbours in the same citation (numpy
+    shifts): ``has_prev``; ``pre``, punctuation right before it (with
+    ``title_start="punctuation-or-initial"`` also an initial and its period);
+    ``pre_punc``, ``HasPunc`` right before it."""
     bib = t["bib"].to_numpy()
     n = len(t)
     same_next = np.zeros(n, bool)
@@ -290,7 +322,11 @@ def _neighbours(t: pd.DataFrame) -> pd.DataFrame:
     t = t.copy()
     t["has_prev"] = np.r_[False, same_next[:-1]]
     prev_punc = np.r_[False, t["punc"].to_numpy()[:-1]]
-    t["pre"] = t["has_prev"].to_numpy() & prev_punc          # punctuation right before this token
+    t["pre_punc"] = t["has_prev"].to_numpy() & prev_punc
+    pre = prev_punc
+    if title_start == "punctuation-or-initial" and "initial" in t:
+        pre = pre | np.r_[False, t["initial"].to_numpy()[:-1]]
+    t["pre"] = t["has_prev"].to_numpy() & pre
     return t
 
 
@@ -458,6 +494,7 @@ def trigram_starts(t: pd.DataFrame, u: pd.DataFrame | None = None) -> pd.DataFra
         "start": k, "third": u2, "bib": t["bib"].to_numpy()[k],
         "t0": key[u0], "t1": key[u1], "t2": key[u2],
         "end": end[k], "pre": t["pre"].to_numpy()[k], "has_prev": t["has_prev"].to_numpy()[k],
+        "pre_punc": t["pre_punc"].to_numpy()[k] if "pre_punc" in t else t["pre"].to_numpy()[k],
     })
 
 
@@ -510,15 +547,21 @@ def similar_title(t: pd.DataFrame, starts: pd.DataFrame, matches: pd.DataFrame |
     return pd.DataFrame(np.unique(allp, axis=0) if allp.size else allp, columns=["k1", "e1", "k2", "e2"])
 
 
-def jnt_inf_candidate(t: pd.DataFrame, starts: pd.DataFrame, matches: pd.DataFrame | None = None) -> pd.DataFrame:
-    """JntInfCandidate as rows (k, bib2): k the token index before the trigram in c."""
+def jnt_inf_candidate(t: pd.DataFrame, starts: pd.DataFrame, matches: pd.DataFrame | None = None,
+                      position: str = "before") -> pd.DataFrame:
+    """JntInfCandidate as rows (k, bib2): k the token index before the trigram
+    in c (``position="before"``) or its first token (``"start"``). In c the
+    trigram has no ``HasPunc`` right before it (the rule's ``!HasPunc(c,i)``);
+    in c' it is preceded by punctuation (``pre``: with the
+    ``punctuation-or-initial`` reading an initial's period counts)."""
     keys = ["t0", "t1", "t2"]
-    left = starts[starts.has_prev & ~starts.pre]
+    left = starts[starts.has_prev & ~starts.pre_punc]
     right = starts[starts.pre]
     m = _expand(left[keys + ["start", "bib"]], keys, matches).merge(right[keys + ["bib"]], on=keys,
                                                                    suffixes=("", "2"))
     m = m[m.bib != m.bib2]
-    out = pd.DataFrame({"k": m["start"].to_numpy() - 1, "bib2": m["bib2"].to_numpy()})
+    shift = 1 if position == "before" else 0
+    out = pd.DataFrame({"k": m["start"].to_numpy() - shift, "bib2": m["bib2"].to_numpy()})
     return out.drop_duplicates().reset_index(drop=True)
 
 
@@ -530,9 +573,11 @@ def venue_kinds(t: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
     return table.reindex(bibs, fill_value=False)
 
 
-def similar_venue(t: pd.DataFrame, kinds: dict[str, str], pairs: pd.DataFrame | None) -> pd.DataFrame:
+def similar_venue(t: pd.DataFrame, kinds: dict[str, str], pairs: pd.DataFrame | None,
+                  conflict: str = "exclusive") -> pd.DataFrame:
     """SimilarVenue rows (bib1, bib2), bib1 != bib2: every pair (``pairs`` None)
-    or the given pairs, without conflicting keywords."""
+    or the given pairs, without conflicting keywords (``conflict``: see
+    :class:`DeriveOptions`)."""
     inc = venue_kinds(t, kinds)
     bibs = inc.index.to_numpy()
     m = inc.to_numpy()
@@ -545,8 +590,13 @@ def similar_venue(t: pd.DataFrame, kinds: dict[str, str], pairs: pd.DataFrame | 
         a = p["bib1"].map(pos).to_numpy(np.int64)
         b = p["bib2"].map(pos).to_numpy(np.int64)
     ca, cb = code[a], code[b]
-    conflict = ((ca & ~cb) != 0) & ((cb & ~ca) != 0)
-    return pd.DataFrame({"bib1": bibs[a[~conflict]], "bib2": bibs[b[~conflict]]})
+    if conflict == "exclusive":
+        clash = ((ca & ~cb) != 0) & ((cb & ~ca) != 0)
+    elif conflict == "differ":
+        clash = (ca != 0) & (cb != 0) & (ca != cb)
+    else:
+        clash = np.zeros(len(a), bool)
+    return pd.DataFrame({"bib1": bibs[a[~clash]], "bib2": bibs[b[~clash]]})
 
 
 def derive_citations(atoms: dict[str, list[tuple[str, ...]]], options: DeriveOptions | None = None
@@ -554,8 +604,8 @@ def derive_citations(atoms: dict[str, list[tuple[str, ...]]], options: DeriveOpt
     """The derived predicates from evidence atoms grouped by predicate
     (``{"Token": [(token, position, bib), ...], ...}``): predicate -> true atoms' arguments."""
     options = (options or DeriveOptions()).check()
-    pos = positions_table(atoms, options.period)
-    t = _neighbours(pos.table)
+    pos = positions_table(atoms, options.period, options.keyword_exclusion)
+    t = _neighbours(pos.table, options.title_start)
     u, matches = units_table(t, options)
     starts = trigram_starts(t, u)
     bib = t["bib"].to_numpy()
@@ -572,10 +622,10 @@ def derive_citations(atoms: dict[str, list[tuple[str, ...]]], options: DeriveOpt
         pairs = None
         if options.venue_pairs == "titled":
             pairs = pd.DataFrame({"bib1": bib[st["k1"].to_numpy()], "bib2": bib[st["k2"].to_numpy()]})
-        sv = similar_venue(t, options.venue_kinds, pairs)
+        sv = similar_venue(t, options.venue_kinds, pairs, options.venue_conflict)
         out[VENUE_PREDICATE] = list(zip(sv["bib1"], sv["bib2"]))
     if JIC_PREDICATE in options.predicates:
-        j = jnt_inf_candidate(t, starts, matches)
+        j = jnt_inf_candidate(t, starts, matches, options.jic_position)
         k = j["k"].to_numpy()
         out[JIC_PREDICATE] = list(zip(bib[k], name[k], j["bib2"]))
     return out

@@ -38,6 +38,7 @@ FLAGS: dict[str, str] = {
     "--tries": "max_tries",
     "--noise": "noise",
     "--cpi-base": "base",
+    "--cpi-rounds": "max_iterations",
     "--steps": "steps",
     "--temperature": "temperature",
     "--anneal": "anneal",
@@ -88,7 +89,7 @@ _MWS = ("--max-flips", "--tries", "--noise", "--hard-weight", "--group-mutex")
 METHODS: tuple[Method, ...] = (
     Method("map", "ilp", ("--hard-weight",), seeded=False),
     Method("map", "maxwalksat", _MWS, lazy=True),
-    Method("map", "cpi", ("--cpi-base", "--max-flips", "--tries", "--noise")),
+    Method("map", "cpi", ("--cpi-base", "--cpi-rounds", "--max-flips", "--tries", "--noise")),
     Method("map", "cpsat", ("--hard-weight",), seeded=False),
     Method("map", "exact", ("--hard-weight",), seeded=False),
     Method("map", "mh", ("--hard-weight", "--steps", "--temperature", "--anneal", "--restarts")),
