@@ -175,7 +175,9 @@ def rao_blackwell_tally(g, world, count, is_hard, block_true, prob, tally):
 def _gibbs_run(n_sweeps, collect, g, is_hard, worlds, counts, block_trues, rss, prob, tally, ind_sum):
     """``n_sweeps`` sweeps of every chain (row ``ch`` of ``worlds``,
     ``counts``, ``block_trues``, ``rss``). With ``collect``: adds the
-    conditionals to ``tally`` and the indicators to ``ind_sum[ch]``."""
+    conditionals to ``tally[ch]`` and the indicators to ``ind_sum[ch]`` (one
+    row per chain: the sums' order does not depend on how the sweeps are
+    chunked, so a seed gives the same marginals bit for bit)."""
     atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
     block_start, block_atoms, var = g[7], g[8], g[10]
     n_chains, n = worlds.shape
@@ -189,7 +191,7 @@ def _gibbs_run(n_sweeps, collect, g, is_hard, worlds, counts, block_trues, rss, 
                 if v >= 0:
                     p = free_conditional(v, world, count, is_hard, atom_lit_start, occ_clause, occ_positive, weight)
                     if collect:
-                        tally[v] += p
+                        tally[ch, v] += p
                     if (rand_unit(rs) < p) != world[v]:
                         flip_count(v, world, count, atom_lit_start, occ_clause, occ_positive, is_hard)
                 else:
@@ -205,7 +207,7 @@ def _gibbs_run(n_sweeps, collect, g, is_hard, worlds, counts, block_trues, rss, 
                     acc = 0.0
                     for i in range(m):
                         if collect:
-                            tally[block_atoms[s0 + i]] += prob[i]
+                            tally[ch, block_atoms[s0 + i]] += prob[i]
                         if prob[i] > 0.0:
                             last = i
                             acc += prob[i]
@@ -296,7 +298,7 @@ def gibbs(
         rss[ch] = new_rng_state(rng)
     max_block = int(np.diff(sat.block_start).max()) if sat.n_blocks else 1
     prob = np.zeros(2 * max_block, dtype=np.float64)
-    tally = np.zeros(n, dtype=np.float64)
+    tally = np.zeros((chains, n), dtype=np.float64)
     ind_sum = np.zeros((chains, n), dtype=np.int64)
     g = prep.arrays
     is_hard = sat.is_hard
@@ -309,7 +311,7 @@ def gibbs(
     t_sample = time.perf_counter()
     drawn = runner.run(lambda k: step(k, True), samples, progress, at_least_one=True)
     sample_seconds = time.perf_counter() - t_sample
-    prob_out = fill_inactive(prep, tally / float(drawn * chains))
+    prob_out = fill_inactive(prep, tally.sum(axis=0) / float(drawn * chains))
     rhat = gelman_rubin(ind_sum[:, prep.active], drawn)
     finite = rhat[np.isfinite(rhat)] if len(rhat) else rhat
     seconds = runner.elapsed()
