@@ -343,6 +343,7 @@ class Merger:
         self.stats = {"rows": 0, "tautologies": 0, "hard_violated_by_evidence": 0, "hard_unit_conflicts": 0,
                       "soft_false_by_evidence": 0, "soft_false_weight": 0.0, "merged": 0, "units_folded": 0}
         self.constant = 0.0
+        self.hard_false_templates: set[int] = set()     # hard templates with groundings false by evidence
         self.templates: list[int] = []
         self.hard: list[bool] = []
         self.blocks: dict[int, list[tuple[int, np.ndarray]]] = {}     # L -> [(batch, distinct codes sorted)]
@@ -396,6 +397,8 @@ class Merger:
                 st["soft_false_weight"] += float(d["weight"]) * d["empty"]
             else:
                 st["hard_violated_by_evidence"] += int(d["empty"])
+                if d["empty"]:
+                    self.hard_false_templates.add(int(r.template))
         n = len(r)
         if n == 0:
             return
@@ -410,6 +413,8 @@ class Merger:
                 st["soft_false_weight"] += float(self._weights(r, np.flatnonzero(empty)).sum())
         else:
             st["hard_violated_by_evidence"] += int(empty.sum())
+            if empty.any():
+                self.hard_false_templates.add(int(r.template))
         st["tautologies"] += int(tt.sum())
         live = ~tt & (ln > 0)
         del tt, empty

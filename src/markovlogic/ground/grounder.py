@@ -868,8 +868,11 @@ class Grounder:
         values, info = self.params.arrays()
         t1 = time.perf_counter()
         self._check_merge(merger)
+        hard_false = sorted(merger.hard_false_templates)
         gc = merger.finish()
         del merger
+        if hard_false:
+            self._warn_hard_false(hard_false, int(gc.stats.get("hard_violated_by_evidence", 0)))
         t_merge = time.perf_counter() - t1
         if clauses_out is not None:
             clauses_out.append(gc)
@@ -888,6 +891,26 @@ class Grounder:
             peak_mb=round(_peak_mb(), 1),
         )
         return net
+
+    def _warn_hard_false(self, template_ids: list[int], n: int) -> None:
+        """Evidence that falsifies groundings of a hard formula has probability
+        zero under the model: say so (the answer keeps the evidence as given,
+        and those groundings are not counted in ``hard_violated``)."""
+        import warnings
+
+        from ..logic.format import format_clause
+
+        names = []
+        for i in template_ids[:3]:
+            t = self.templates[i]
+            decl = self.mln.formulas[t.formula_index] if 0 <= t.formula_index < len(self.mln.formulas) else None
+            where = f"{decl.pos.file}:{decl.pos.line}: " if decl is not None and decl.pos is not None else ""
+            names.append(f"{where}{format_clause(t)!r}")
+        more = f" and {len(template_ids) - 3} more" if len(template_ids) > 3 else ""
+        warnings.warn(f"the evidence falsifies {n} grounding(s) of hard formula(s) {'; '.join(names)}{more}: "
+                      "under the model such evidence has probability zero. The answer keeps the evidence as given "
+                      "and does not count those groundings in 'hard violated' (stats: hard_violated_by_evidence); "
+                      "check the evidence or make the formula soft.", stacklevel=3)
 
     def _build(self, gc: GroundClauses, block_start, block_atoms, values, info, closure: bool, stats: dict) -> GroundNetwork:
         """The network of the merged clauses: components (compiled union-find),
