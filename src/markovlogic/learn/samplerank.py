@@ -464,6 +464,8 @@ def learn_samplerank_model(mln, dbs, *, query_predicates=None, multiple_database
                                      params=theta))
     res = samplerank(models, params, opt, callback=report)
     learn_seconds = time.perf_counter() - start - ground_seconds
+    res.stats.update(_returned_model_f1(models, params, res.theta, opt.loss or "pairwise-f1",
+                                        res.stats.get("final_train_loss")))
     learned = _with_weights(cm, models[0], params, res.theta)
     text = learned.to_string()
     info = tuple(WeightParam(name=nm, formula_index=-1, fixed=not params.learnable[k])
@@ -476,6 +478,28 @@ def learn_samplerank_model(mln, dbs, *, query_predicates=None, multiple_database
                          stats=dict(res.stats))
     return LearnedModel(mln=learned, text=text, result=result, query_predicates=[pred], networks=[],
                         ground_seconds=ground_seconds, learn_seconds=learn_seconds)
+
+
+def _returned_model_f1(models, params: Parameters, theta: np.ndarray, loss: str, chain_loss) -> dict:
+    """The training figures of the *returned* weights under the inference they
+    serve (agglomerative MAP, as ``mln infer --map``), pooled over the
+    training worlds: ``final_train_pairwise_f1``, and ``final_train_loss`` (1 -
+    that F1 for the pairwise-F1 loss); ``final_chain_loss`` keeps the loss of
+    the training chain's last state (one world's, not the model's)."""
+    from ..cluster.agglomerative import agglomerative_map
+    from .merge_rank import f1_of, pair_counts
+
+    tp = pp = gp = 0.0
+    for m in models:
+        _set_weights(m.arrays, theta, params.q_param, params.q_coef, params.sf_param)
+        labels = agglomerative_map(m).labels
+        a, b, c = pair_counts(labels, m.gold_labels)
+        tp, pp, gp = tp + a, pp + b, gp + c
+    f1 = f1_of((tp, pp, gp))
+    out = {"final_train_pairwise_f1": f1, "final_chain_loss": chain_loss}
+    if loss == "pairwise-f1":
+        out["final_train_loss"] = 1.0 - f1
+    return out
 
 
 def _with_weights(mln, model: ClusterModel, params: Parameters, theta: np.ndarray):
