@@ -152,6 +152,18 @@ def load(root: Path, name: str | None = None) -> Dataset:
                    clean_clean=len(np.unique(src)) > 1)
 
 
+def parse_folds(text: str) -> list[int]:
+    """``--folds`` of the ER benches: ``1-3``, ``1,3`` or both mixed."""
+    out = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.extend(range(int(a), int(b) + 1))
+        elif part:
+            out.append(int(part))
+    return out
+
+
 # ---------------------------------------------------------------- candidates
 
 

@@ -402,17 +402,6 @@ def run_splink(ds: E.Dataset, test_fold: int, cache: dict, options: SplinkOption
 # ---------------------------------------------------------------- standalone
 
 
-def _folds(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.extend(range(int(a), int(b) + 1))
-        elif part:
-            out.append(int(part))
-    return out
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.er_splink", description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "er"))
@@ -425,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
         ds = E.load(Path(args.root) / name, name)
         cache: dict = {}
         out = []
-        for k in (_folds(args.folds) if args.folds else ds.folds()):
+        for k in (E.parse_folds(args.folds) if args.folds else ds.folds()):
             r = run_splink(ds, k, cache)
             out.append(r)
             print(f"{name} fold {k} splink P {r['pairwise_precision']:.3f} R {r['pairwise_recall']:.3f} "

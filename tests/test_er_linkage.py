@@ -386,3 +386,16 @@ def test_linkage_family_is_chosen_on_held_out_data_and_can_be_fixed():
     with pytest.raises(OptionError, match="--linkage applies"):
         learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(text, mln=MLN.from_string(CHAIN_MODEL)),
                     query_predicates=["Same"], method="samplerank", inference="mh", linkage="max")
+
+
+def test_mh_samplerank_reports_the_returned_model_under_agglomerative_map():
+    """Its training figures are the returned weights' under the search they serve,
+    not the loss of the training chain's last state in one world."""
+    text = _chains(seed=1, n_ent=6, size=5)
+    mln = MLN.from_string(CHAIN_MODEL)
+    learned = learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
+                          inference="mh", epochs=2)
+    stats = learned.result.stats
+    assert stats["final_train_pairwise_f1"] == pytest.approx(_agglomerative_f1(learned, text), abs=1e-9)
+    assert stats["final_train_loss"] == pytest.approx(1.0 - stats["final_train_pairwise_f1"])
+    assert "final_chain_loss" in stats

@@ -33,6 +33,11 @@ def test_learn_writes_model_ontology_clusters_and_figures(learned):
         or "purchase" in clusters.read_text()
     text = onto.read_text()
     assert text.startswith("# USP/OntoUSP ontology") and "CLUSTER" in text
+    # the model file is written as every other output: the umask's mode, no temporary left
+    from markovlogic.io import current_umask
+
+    assert model.stat().st_mode & 0o777 == 0o666 & ~current_umask()
+    assert not list(d.glob(".toy.usp.*"))
 
 
 def test_ask_answers_through_clusters_and_voice(learned, capsys):

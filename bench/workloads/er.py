@@ -131,17 +131,6 @@ def run_baselines(ds: E.Dataset, test: int, cache: dict) -> list[dict]:
 # ---------------------------------------------------------------- driver
 
 
-def _folds(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.extend(range(int(a), int(b) + 1))
-        elif part:
-            out.append(int(part))
-    return out
-
-
 def summarise(rows: list[dict]) -> dict:
     out: dict = {}
     for r in rows:
@@ -197,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         ds = E.load(roots.get(name, root) / name, name)
         cache: dict = {}
         systems = args.systems.split(",")
-        for k in _folds(args.folds):
+        for k in E.parse_folds(args.folds):
             t = time.perf_counter()
             out = []
             if "lr_closure" in systems or "lr_cc" in systems:

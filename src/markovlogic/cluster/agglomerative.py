@@ -55,20 +55,35 @@ class AgglomerativeOptions:
 
 
 @nb.njit(cache=True)
-def _push_neighbours(md, st, sc, K, version, seen, stamp, heap):
-    """Push every positive merge of cluster ``K`` with a linked cluster."""
+def _push_neighbours(md, st, sc, K, version, seen, stamp, heap, threshold, larger_only):
+    """Push every merge of cluster ``K`` with a linked cluster scoring above
+    ``threshold`` (``larger_only``: only clusters ``L > K``, when every
+    cluster is visited in turn, to halve the work)."""
     i = st.head[K]
     while i >= 0:
         for p in range(md.indptr[i], md.indptr[i + 1]):
             L = st.label[md.indices[p]]
-            if L == K or seen[L] == stamp:
+            if L == K or seen[L] == stamp or (larger_only and L < K):
                 continue
             seen[L] = stamp
             d = merge_delta(md, st, sc, K, L)
-            if d > 1e-12:
+            if d > threshold:
                 a, b = (K, L) if K < L else (L, K)
                 heapq.heappush(heap, (-d, a, b, version[a], version[b]))
         i = st.nxt[i]
+
+
+@nb.njit(cache=True)
+def _seed_heap(md, st, sc, version, seen, heap, threshold):
+    """Every merge of two linked clusters scoring above ``threshold``;
+    returns the last stamp used in ``seen``."""
+    stamp = 0
+    for t in range(st.counts[0]):
+        K = st.active[t]
+        stamp += 1
+        seen[K] = stamp
+        _push_neighbours(md, st, sc, K, version, seen, stamp, heap, threshold, True)
+    return stamp
 
 
 @nb.njit(cache=True)
@@ -80,23 +95,7 @@ def agglomerate(md, st, sc, max_merges):
     seen = np.full(n, -1, np.int64)
     heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
     heap.pop()
-    stamp = 0
-    for t in range(st.counts[0]):
-        K = st.active[t]
-        stamp += 1
-        seen[K] = stamp
-        # only push pairs (K, L) with K < L to halve the work
-        i = st.head[K]
-        while i >= 0:
-            for p in range(md.indptr[i], md.indptr[i + 1]):
-                L = st.label[md.indices[p]]
-                if L <= K or seen[L] == stamp:
-                    continue
-                seen[L] = stamp
-                d = merge_delta(md, st, sc, K, L)
-                if d > 1e-12:
-                    heapq.heappush(heap, (-d, K, L, version[K], version[L]))
-            i = st.nxt[i]
+    stamp = _seed_heap(md, st, sc, version, seen, heap, 1e-12)
     merges = 0
     gain = 0.0
     while len(heap) > 0 and merges < max_merges:
@@ -112,7 +111,7 @@ def agglomerate(md, st, sc, max_merges):
         gain += d
         stamp += 1
         seen[K] = stamp
-        _push_neighbours(md, st, sc, K, version, seen, stamp, heap)
+        _push_neighbours(md, st, sc, K, version, seen, stamp, heap, 1e-12, False)
     return merges, gain
 
 
@@ -178,22 +177,7 @@ def merge_sequence(md, st, sc, gold, n_gold, deltas, tps, pps, tp0, pp0, gp):
     buf = np.zeros(n + 1, np.int64)
     heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
     heap.pop()
-    stamp = 0
-    for t in range(st.counts[0]):
-        K = st.active[t]
-        stamp += 1
-        seen[K] = stamp
-        i = st.head[K]
-        while i >= 0:
-            for p in range(md.indptr[i], md.indptr[i + 1]):
-                L = st.label[md.indices[p]]
-                if L <= K or seen[L] == stamp:
-                    continue
-                seen[L] = stamp
-                d = merge_delta(md, st, sc, K, L)
-                if d > -np.inf:
-                    heapq.heappush(heap, (-d, K, L, version[K], version[L]))
-            i = st.nxt[i]
+    stamp = _seed_heap(md, st, sc, version, seen, heap, -np.inf)
     k = 0
     tp_all = tp0
     pp_all = pp0
@@ -222,16 +206,5 @@ def merge_sequence(md, st, sc, gold, n_gold, deltas, tps, pps, tp0, pp0, gp):
         version[gone] += 1
         stamp += 1
         seen[K] = stamp
-        i = st.head[K]
-        while i >= 0:
-            for p in range(md.indptr[i], md.indptr[i + 1]):
-                L = st.label[md.indices[p]]
-                if L == K or seen[L] == stamp:
-                    continue
-                seen[L] = stamp
-                d2 = merge_delta(md, st, sc, K, L)
-                if d2 > -np.inf:
-                    x, y = (K, L) if K < L else (L, K)
-                    heapq.heappush(heap, (-d2, x, y, version[x], version[y]))
-            i = st.nxt[i]
+        _push_neighbours(md, st, sc, K, version, seen, stamp, heap, -np.inf, False)
     return k

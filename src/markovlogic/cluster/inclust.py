@@ -88,6 +88,7 @@ import numpy as np
 
 from ..errors import LearningError, MLNSemanticError, OptionError
 from ..lang.ast import And, Atom, Compare, Const, Exists, Iff, Implies, Not, Var
+from .setfeatures import _conjuncts
 
 FAMILIES = ("Type", "Number", "Gender")
 DEFAULT_VALUES = {"Type": ("Person", "Organization", "Location", "Other"), "Number": ("Sing", "Plur"),
@@ -120,18 +121,6 @@ class InClustSpec:
 
     def families(self) -> list[str]:
         return [f for f in FAMILIES if self.agree.get(f) or self.attr_prior.get(f) or self.prn_pref.get(f)]
-
-
-def _conjuncts(f) -> list:
-    out, stack = [], [f]
-    while stack:
-        g = stack.pop()
-        if isinstance(g, And):
-            stack.append(g.right)
-            stack.append(g.left)
-        else:
-            out.append(g)
-    return out
 
 
 def _lit(g):

@@ -62,7 +62,8 @@ import numba as nb
 import numpy as np
 
 from ..errors import LearningError, OptionError
-from ..cluster.kernels import apply_merge, members, merge_delta
+from ..cluster.agglomerative import _gain_pairs
+from ..cluster.kernels import apply_merge, merge_delta
 
 UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
 MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sampled beyond)
@@ -292,16 +293,8 @@ def set_weights(md, theta, q_param, q_coef, sf_param, lk_param):
 @nb.njit(cache=True)
 def _gain(st, A, B, gold, cnt, buf):
     """TP - FP of merging clusters ``A`` and ``B`` against the gold labels."""
-    ka = members(st, A, buf)
-    for t in range(ka):
-        cnt[gold[buf[t]]] += 1
-    kb = members(st, B, buf[ka:])
-    tp = 0.0
-    for t in range(kb):
-        tp += cnt[gold[buf[ka + t]]]
-    for t in range(ka):
-        cnt[gold[buf[t]]] = 0
-    return 2.0 * tp - float(ka) * float(kb)
+    tp, pairs = _gain_pairs(st, A, B, gold, cnt, buf)
+    return 2.0 * tp - pairs
 
 
 @nb.njit(cache=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io as _io
 import json
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from math import log
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import MarkovLogicError, OutputError
+from ..errors import MarkovLogicError
 from .qlf import QLFCorpus, Vocab
 from .state import USPState
 
@@ -241,7 +240,7 @@ class USPModel:
         """Write the model to ``path`` atomically (a temporary file in the same
         folder, renamed when complete)."""
         path = Path(path)
-        from ..io import check_writable
+        from ..io import check_writable, open_binary_atomic
 
         check_writable(path, "model")
         arrays = {f"kb_{k}": v for k, v in self.kb.items()}
@@ -253,21 +252,11 @@ class USPModel:
             for name in ("tok_form", "tok_lemma", "tok_upos", "tok_deprel"):
                 arrays["q_" + name] = np.array("\x1f".join(map(str, getattr(q, name))))
         arrays["meta"] = np.array(json.dumps(self.to_json()))
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-        try:
-            with os.fdopen(fd, "wb") as fh:
+        with open_binary_atomic(path) as tmp:       # the umask's mode, stale temporaries removed
+            with open(tmp, "wb") as fh:
                 np.savez_compressed(fh, **arrays)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            if isinstance(exc, OSError):
-                raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-            raise
 
     @classmethod
     def load(cls, path: str | Path) -> "USPModel":
