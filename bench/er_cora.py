@@ -9,7 +9,13 @@ with no code of their own:
 * ``cora_sameauthor``: author disambiguation, one record per author name
   constant of a fold (``Author_blum_a_`` -> ``blum a``), fields ``name``,
   ``coauthors`` (the other authors of its citations), ``titles`` and
-  ``venues`` (of its citations); gold the components of ``SameAuthor``.
+  ``venues`` (of its citations); gold the components of ``SameAuthor``;
+* ``cora_tokens``: the same 1,295 citations with the text of their fields
+  (``../shared/data/cora_tokens/records.tsv``: Bilenko's field strings
+  matched to Cora's bibs), fields ``author``, ``title``, ``venue`` (strings
+  as published, lower-cased), ``year`` (its four digits) and ``pages`` (its
+  numbers: ``pp. 322-331`` -> ``322-331``); gold
+  its ``cluster`` column (the closure of Cora's ``SameBib``); the same folds.
 
 Folds are Cora's five (a fold's records are the constants of its
 ``test-evidence.db``; the truth its ``test-truth.db``), so "train on the
@@ -31,6 +37,8 @@ from scipy.sparse.csgraph import connected_components
 from bench.harness import REPO_ROOT
 
 CORA = REPO_ROOT.parent / "shared" / "data" / "cora"
+CORA_TOKENS = REPO_ROOT.parent / "shared" / "data" / "cora_tokens"
+TOKEN_FIELDS = ("author", "title", "venue", "year", "pages")
 _ATOM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\(([^,()]+),([^()]+)\)\s*$")
 
 
@@ -56,7 +64,8 @@ def _components(ids: list[str], pairs: list[tuple[str, str]]) -> list[str]:
     return [f"C{k:05d}" for k in lab]
 
 
-def _write(out: Path, records: pd.DataFrame, gold: list[str], folds: list[int], text_fields: list[str]) -> None:
+def _write(out: Path, records: pd.DataFrame, gold: list[str], folds: list[int], text_fields: list[str],
+           value_fields: tuple[str, ...] = ()) -> None:
     from markovlogic.derive.records import Field, records_to_db_text
 
     out.mkdir(parents=True, exist_ok=True)
@@ -64,8 +73,11 @@ def _write(out: Path, records: pd.DataFrame, gold: list[str], folds: list[int], 
     pd.DataFrame({"id": records["id"], "cluster": gold}).to_csv(out / "gold.csv", index=False)
     pd.DataFrame({"id": records["id"], "fold": folds}).to_csv(out / "folds.csv", index=False)
     fields = [Field(c, "text", c[:1].upper() + c[1:]) for c in text_fields]
+    values = [Field(c, "value", c[:1].upper() + c[1:]) for c in value_fields]
     schema = ["// Cora in the layout of ../shared/data/er (bench/er_cora.py)"]
-    schema += [f"HasWord{f.predicate}(record, word)" for f in fields] + ["equivalence Same(record, record)"]
+    schema += [f"HasWord{f.predicate}(record, word)" for f in fields]
+    schema += [f"{f.predicate}(record, {f.column})" for f in values] + ["equivalence Same(record, record)"]
+    fields = fields + values
     (out / "schema.mln").write_text("\n".join(schema) + "\n", encoding="utf-8")
     folds = np.asarray(folds)
     for k in sorted(set(folds.tolist())):
@@ -75,12 +87,38 @@ def _write(out: Path, records: pd.DataFrame, gold: list[str], folds: list[int], 
         (d / "test-evidence.db").write_text(text, encoding="utf-8")
 
 
+def make_tokens(out: Path, src: Path = CORA_TOKENS) -> Path | None:
+    """Write ``cora_tokens`` at ``out`` (once); None when the data is missing."""
+    out = Path(out)
+    if (out / "records.csv").exists():
+        return out
+    if not (src / "records.tsv").exists():
+        return None
+    t = pd.read_csv(src / "records.tsv", sep="\t", dtype=str, keep_default_na=False)
+    recs = pd.DataFrame({"id": t["bib"]})
+    for c in TOKEN_FIELDS:
+        v = t[c].str.strip()
+        if c == "year":
+            v = v.str.extract(r"((?:18|19|20)\d\d)", expand=False).fillna("")
+        elif c == "pages":          # the page numbers alone: "pp. 322-331" and "322--331" are one value
+            v = v.str.findall(r"\d+").str.join("-")
+        else:
+            v = v.str.strip(" ,.;:'`\"()")
+        recs[c] = v
+    folds = [int(f[4:]) for f in t["fold"]]
+    text = [c for c in TOKEN_FIELDS if c not in ("year", "pages")]
+    _write(out, recs, t["cluster"].tolist(), folds, text, ("year", "pages"))
+    return out
+
+
 def make(out_root: Path, cora: Path = CORA) -> list[Path]:
-    """Write ``cora_samebib`` and ``cora_sameauthor`` under ``out_root`` (once)."""
+    """Write ``cora_samebib``, ``cora_sameauthor`` and (when its data is
+    there) ``cora_tokens`` under ``out_root`` (once)."""
     out_root = Path(out_root)
     done = [out_root / "cora_samebib", out_root / "cora_sameauthor"]
+    tokens = make_tokens(out_root / "cora_tokens")
     if all((d / "records.csv").exists() for d in done):
-        return done
+        return done + ([tokens] if tokens else [])
     bib_rows, bib_gold_pairs, bib_folds = [], [], []
     au_rows, au_pairs, au_folds = [], [], []
     for fold_dir in sorted(cora.glob("fold*")):
@@ -115,4 +153,4 @@ def make(out_root: Path, cora: Path = CORA) -> list[Path]:
     _write(done[0], bib, _components(bib["id"].tolist(), bib_gold_pairs), bib_folds, ["author", "title", "venue"])
     au = pd.DataFrame(au_rows)
     _write(done[1], au, _components(au["id"].tolist(), au_pairs), au_folds, ["name", "coauthors", "titles", "venues"])
-    return done
+    return done + ([tokens] if tokens else [])

@@ -399,3 +399,15 @@ def test_mh_samplerank_reports_the_returned_model_under_agglomerative_map():
     assert stats["final_train_pairwise_f1"] == pytest.approx(_agglomerative_f1(learned, text), abs=1e-9)
     assert stats["final_train_loss"] == pytest.approx(1.0 - stats["final_train_pairwise_f1"])
     assert "final_chain_loss" in stats
+
+
+def test_clustering_learners_time_their_trace_rows():
+    # issue 29: `--trace` wrote no seconds for the learners over clusterings
+    text = _chains(seed=3, n_ent=4, size=4)
+    mln = MLN.from_string(CHAIN_MODEL)
+    for inference in ("agglomerative", "mh"):
+        learned = learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"],
+                              method="samplerank", inference=inference, epochs=2)
+        secs = [r.seconds for r in learned.result.trace]
+        assert secs and all(s is not None and s >= 0 for s in secs), inference
+        assert secs == sorted(secs), inference

@@ -849,7 +849,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
                     tp, pp, gp = tp + a, pp + b, gp + c
             f = f1_of((tp, pp, gp))
             table.append({"update": setting[0], "epochs": setting[1], "C": setting[2], "l2": setting[3],
-                          "held_out_f1": f})
+                          "held_out_f1": f, "seconds": time.perf_counter() - start})
             if log is not None:
                 log(f"  held-out pairwise F1 {f:.4f}: update {setting[0]}, epochs {setting[1]}"
                     + (f", C {setting[2]}" if setting[2] is not None else "")
@@ -873,7 +873,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
             f = f1_of((tp, pp, gp))
             scored.append(f)
             table.append({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3],
-                          "linkage": v, "held_out_f1": f})
+                          "linkage": v, "held_out_f1": f, "seconds": time.perf_counter() - start})
             if log is not None:
                 log(f"  held-out pairwise F1 {f:.4f}: linkage {v}")
         best = max(range(len(families)), key=lambda i: (scored[i], -i))
@@ -1177,7 +1177,8 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     result = LearnResult(params=all_theta, param_info=pinfo, method="samplerank",
                          objective_name="training loss (1 - pairwise F1 under agglomerative inference)",
                          trace=[TraceRow(iteration=i, objective=1.0 - r["held_out_f1"], params=np.zeros(0),
-                                         info={k: v for k, v in r.items() if k != "held_out_f1"})
+                                         seconds=r.get("seconds"),
+                                         info={k: v for k, v in r.items() if k not in ("held_out_f1", "seconds")})
                                 for i, r in enumerate(info.get("selection", []))],
                          iterations=int(info.get("steps", info.get("walks", 0))), converged=False,
                          seconds=learn_seconds, stats=stats)

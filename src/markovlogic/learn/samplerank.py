@@ -379,14 +379,18 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
             steps = opt.steps if opt.steps is not None else 100 * max(m.n, 1)
             every = opt.trace_every or max(1, steps // 50)
             tr = np.zeros((steps // every + 1, 2 + D))
+            t_run = time.perf_counter() - start
             rows = samplerank_run(
                 md, st, sc, probs, steps, float(opt.temperature), UPDATES[opt.update], LOSSES[loss],
                 ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate),
                 theta, theta_sum, params.learnable, params.q_param, params.q_coef, params.sf_param,
                 m.truth_q, gold, gsize, counts, phi_cur, phi_gold, every, tr, stats)
+            # rows are written inside one compiled run: their times are spread over its duration by step
+            t_end = time.perf_counter() - start
             for r in range(rows):
                 trace.append({"epoch": epoch + 1, "world": w_i, "step": total_steps + int(tr[r, 0]),
-                              "loss": float(tr[r, 1]), "theta": tr[r, 2:].copy()})
+                              "loss": float(tr[r, 1]), "theta": tr[r, 2:].copy(),
+                              "seconds": t_run + (t_end - t_run) * float(tr[r, 0]) / max(steps, 1)})
             total_steps += steps
             if callback is not None:
                 callback(epoch + 1, theta.copy(), trace[-1]["loss"] if trace else None)
@@ -470,7 +474,8 @@ def learn_samplerank_model(mln, dbs, *, query_predicates=None, multiple_database
     text = learned.to_string()
     info = tuple(WeightParam(name=nm, formula_index=-1, fixed=not params.learnable[k])
                  for k, nm in enumerate(params.names))
-    trace = [TraceRow(iteration=r["step"], objective=r["loss"], params=r["theta"], info={"epoch": r["epoch"]})
+    trace = [TraceRow(iteration=r["step"], objective=r["loss"], params=r["theta"], seconds=r["seconds"],
+                      info={"epoch": r["epoch"]})
              for r in res.trace]
     result = LearnResult(params=res.theta, param_info=info, method="samplerank",
                          objective_name=f"training loss ({opt.loss or 'pairwise-f1'})", trace=trace,
