@@ -985,11 +985,12 @@ class Search:
         holds = self.world[sat.lit_atom] == sat.lit_positive
         return np.add.reduceat(holds.astype(np.int64), sat.clause_start[:-1])
 
-    def descend(self, max_sweeps: int = 100, pairs: bool = True) -> int:
+    def descend(self, max_sweeps: int = 100, pairs: bool = True, deadline: float | None = None) -> int:
         """Greedy descent from the current state (see :func:`_descend`), then,
         with ``pairs``, sweeps of two-atom moves (:func:`_descend_pairs`), the
-        two alternating until neither improves; the result becomes the best
-        state. Returns the number of moves."""
+        two alternating until neither improves or, after the first round, the
+        ``deadline`` (a ``time.perf_counter()`` value) has passed; the result
+        becomes the best state. Returns the number of moves."""
         sat = self.sat
         moves = 0
         if pairs:
@@ -1005,7 +1006,7 @@ class Search:
                               self.occ_info, self.occ_sw, self.rec, self.wv, self.r32, self.val, self.P,
                               sat.block_start, sat.block_atoms, sat.atom_block, self.block_true, self.bad,
                               self.bad_pos, self.stamp, self.adj, self.ist, self.fst, int(max_sweeps))
-            if not pairs:
+            if not pairs or (deadline is not None and time.perf_counter() >= deadline):
                 break
             _mark_changed(before, self.world, sat.clause_start, sat.lit_atom, sat.atom_lit_start, sat.occ_clause,
                           dirty)
@@ -1015,7 +1016,7 @@ class Search:
                                     sat.atom_block, self.bad, self.bad_pos, self.ist, self.fst,
                                     *self.pair_scratch)
             moves += paired
-            if paired == 0:
+            if paired == 0 or (deadline is not None and time.perf_counter() >= deadline):
                 break
         self._component_costs()
         return int(moves)
@@ -1098,9 +1099,13 @@ def run_maxwalksat(
     start = time.perf_counter()
 
     bar = progress.task("MaxWalkSAT tries", total=max_tries)
+    # under a deadline, the flips of a try stop early enough for the reset and the greedy polish that end
+    # it, as long as the last try's took (on social N=1M: 0.5 s and 4.5 s, which overran the limit)
+    reserve = 0.0
     for t in range(max_tries):
         bar.update(completed=t, detail=f"flips {total_flips:,}")
         search.reset(start_world(sat, search.rng, init if t == 0 else None), target_cost)
+        flip_deadline = None if deadline is None else deadline - reserve
         remaining = max_flips
         # under a deadline, a first short chunk measures the flip rate (a large
         # network can flip slowly: 20,000 flips took 5 s on class-like N=100k)
@@ -1115,20 +1120,22 @@ def run_maxwalksat(
             if search.done or remaining <= 0:
                 break
             now = time.perf_counter()
-            if deadline is not None:
-                if now >= deadline:
+            if flip_deadline is not None:
+                if now >= flip_deadline:
                     timed_out = True
                     break
                 # aim for about 50 ms per chunk, never past the deadline
                 rate = done / max(now - t0, 1e-6)
-                chunk = int(max(1_000, min(rate * 0.05, rate * (deadline - now) + 1)))
+                chunk = int(max(1_000, min(rate * 0.05, rate * (flip_deadline - now) + 1)))
         tries_done += 1
         total_flips += search.flips
         best_flip_try = search.best_flip
         nothing_bad = search.done and search.ist[_I_NBAD] == 0
-        # polish the try's best world by greedy descent (never makes it worse)
+        # polish the try's best world by greedy descent (never makes it worse), within the deadline
+        t_polish = time.perf_counter()
         search.reset(search.best_world, target_cost)
-        polish_moves += search.descend()
+        polish_moves += search.descend(deadline=deadline)
+        reserve = time.perf_counter() - t_polish
         if best is None:
             best = search.best_world.copy()
             best_h, best_c = search.comp_bh.copy(), search.comp_bc.copy()
@@ -1146,8 +1153,8 @@ def run_maxwalksat(
         if nothing_bad or (best_h.sum() == 0 and best_c.sum() <= target_cost + tol):
             reached_target = True
             break
-        if timed_out or (deadline is not None and time.perf_counter() >= deadline):
-            timed_out = True
+        if timed_out or (deadline is not None and time.perf_counter() >= deadline - reserve):
+            timed_out = True        # (another try would end after the deadline)
             break
     bar.close()
     # the kernels' compilation on a first run is not search time
