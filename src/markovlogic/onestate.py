@@ -61,12 +61,15 @@ is never found in the on-disk cache (the dispatcher's type is keyed by the
 object, new in each process): every process would recompile every loop,
 the first-run cost issue 29 works against (measured in ``bench/onestate.py``).
 Closures over the functions miss the cache the same way. The copies made by
-:func:`bind` are ordinary module-level functions to numba's cache: each is
-named ``<template>__<kind>`` and stamped with this file. Caveat, as
-everywhere in numba: the cache does not notice edits to a kind's functions in
-*another* file; after editing them, delete this package's ``__pycache__/
-onestate.*.nb?`` (the templates' own edits change their bytecode, which the
-cache key contains).
+:func:`bind` are ordinary functions to numba's cache: each is named
+``<template>__<kind>`` and stamped with the file of the kind's ``propose``
+(its cache files sit in that folder's ``__pycache__`` as
+``<file>.<template>__<kind>-<line>.*``), so editing that file recompiles
+them, and editing a template changes its bytecode, which is part of numba's
+cache key. Caveat, as everywhere in numba: edits to functions the kind calls
+in a *third* file (e.g. :mod:`.infer.samplesat`'s ``flip``) are not noticed;
+delete the cache files after such edits. Compile errors in a bound loop
+name the kind's file with the template's line numbers.
 
 The instances: atoms of a ground network (:mod:`.infer.mh`: flips, block
 moves, tie moves; :mod:`.learn.samplerank_atoms`), clusterings of an
@@ -78,6 +81,7 @@ here.
 
 from __future__ import annotations
 
+import inspect
 import math
 import types
 from dataclasses import dataclass, field
@@ -282,10 +286,9 @@ def samplerank_loop(S, diff, n_steps, step0, trace_phase, temp, greedy_min, upda
         elif d == d:
             dloss = loss_delta(S, diff)  # noqa: F821
             features(S, diff, dphi)  # noqa: F821
-            for k in range(D):
-                dth[k] = dphi[k] if learnable[k] else 0.0
             if abs(dloss) > 1e-12:
                 for k in range(D):
+                    dth[k] = dphi[k] if learnable[k] else 0.0
                     before[k] = theta[k]
                 if rank_update(theta, dth, dloss, phi_cur, phi_gold, learnable, update, margin, C, rate,
                                gb, G, margins, alpha):
@@ -317,7 +320,12 @@ def samplerank_loop(S, diff, n_steps, step0, trace_phase, temp, greedy_min, upda
 # ---------------------------------------------------------------- binding
 
 def _instance(template, namespace: dict, kind: StateKind):
-    fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
+    # stamped with the file of the kind's propose: numba's cache then notices
+    # edits to the kind (the template's own edits change the bytecode, which
+    # is part of the cache key)
+    py = getattr(kind.propose, "py_func", kind.propose)
+    code = template.__code__.replace(co_filename=inspect.getfile(py))
+    fn = types.FunctionType(code, namespace, template.__name__, template.__defaults__)
     fn.__qualname__ = f"{template.__name__}__{kind.name}"
     fn.__doc__ = template.__doc__
     fn.__module__ = template.__module__
