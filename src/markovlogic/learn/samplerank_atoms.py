@@ -67,7 +67,7 @@ from ..errors import OptionError
 from ..ground.network import GroundNetwork
 from ..infer.mh import GREEDY_EPS
 from ..infer.samplesat import _other_in_block, feasible_state, prepare as prepare_sampler, rand_below, rand_unit
-from ..onestate import StateKind, bind
+from ..onestate import StateKind, bind, dot
 from .counts import expand_ranges
 from .data import TrainingSet, prepare
 from .result import Callback, LearnResult, TraceRow
@@ -215,11 +215,7 @@ def train_set_weights(S, theta):
 
 @nb.njit(cache=True)
 def train_score_delta(S, diff):
-    theta, dphi = S[7], S[8]
-    d = 0.0
-    for k in range(len(theta)):
-        d += theta[k] * dphi[k]
-    return d
+    return dot(S[7], S[8])
 
 
 @nb.njit(cache=True)
