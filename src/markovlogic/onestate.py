@@ -51,9 +51,20 @@ The generic loops (the templates below: :func:`mh_loop`,
 :func:`samplerank_loop`, and the Metropolis test :func:`metropolis`) call
 these functions by name. :func:`bind` turns a kind (a :class:`StateKind`)
 into compiled loops for it: each template is copied into a namespace where
-those names are the kind's functions and compiled with numba, so each kind
-gets its own specialised machine code (the calls are direct and LLVM inlines
-them: no dispatch per step) and its own entry in numba's on-disk cache.
+those names are the kind's functions, inlined at numba's level
+(``inline="always"``), and compiled with numba, so each kind gets its own
+specialised machine code (no call, no dispatch per step) and its own entry in
+numba's on-disk cache.
+
+Speed. ``S`` is passed whole to every function, and a compiled call passes
+every array in it (several words each) and, with numba's reference counting
+on, increments and decrements each array's count: on a small state that
+costs more than the step (SampleRank over atoms ran 3.5x slower so). Hence
+the inlining, and kinds should compile their functions and the loops
+without reference counting (``StateKind(jit=dict(_nrt=False))``, helpers
+they call in the loop too): the loops allocate nothing (the SampleRank
+buffers come from :func:`sr_work`). With both, the loops run as fast as the
+hand-written ones they replace, or faster (``bench/onestate.py``).
 
 Why not pass the functions as arguments (numba's first-class functions)?
 They work, but a compiled function that takes a dispatcher as an argument
@@ -133,7 +144,7 @@ class BoundKind:
 
 # ---------------------------------------------------------------- the SampleRank update
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def dot(a, b):
     s = 0.0
     for k in range(len(a)):
@@ -141,7 +152,7 @@ def dot(a, b):
     return s
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def hildreth(theta, G, margins, C, iters, alpha):
     """theta <- argmin ||theta' - theta||^2 s.t. theta' . G[i] >= margins[i]
     (dual coordinate ascent, multipliers in [0, C]; ``alpha``: a buffer of
@@ -167,7 +178,7 @@ def hildreth(theta, G, margins, C, iters, alpha):
             break
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def rank_update(theta, dth, dloss, phi_cur, phi_gold, learnable, update, margin, C, rate, g, G, margins, alpha):
     """One SampleRank update (:mod:`.learn.samplerank_core`) for the proposal ``y -> y'``:
     ``dth = phi(y') - phi(y)`` with zeros on the fixed parameters, ``dloss =
@@ -253,8 +264,8 @@ def mh_loop(S, diff, n_steps, temp, ratio, greedy_min, track, stats):
     return temp
 
 
-def samplerank_loop(S, diff, n_steps, step0, trace_phase, temp, greedy_min, update, accept_kind, margin, C, rate,
-                    theta, u_sum, learnable, phi_cur, phi_gold, trace_every, trace, stats):
+def samplerank_loop(S, diff, work, n_steps, step0, trace_phase, temp, greedy_min, update, accept_kind, margin, C,
+                    rate, theta, u_sum, learnable, phi_cur, phi_gold, trace_every, trace, stats):
     """``n_steps`` SampleRank steps (:mod:`.learn.samplerank_core`), the
     global step count starting after ``step0``. For each proposal that is
     not null or refused: the loss change and the feature change; when the
@@ -267,15 +278,10 @@ def samplerank_loop(S, diff, n_steps, step0, trace_phase, temp, greedy_min, upda
     - u_sum / t`` (O(D) per update, not per step); ``phi_cur`` follows the
     features of the current state. Every ``trace_every``-th step (counted
     from ``trace_phase``) a row (step, loss, theta) goes to ``trace``; returns
-    the rows written. ``stats``: proposals, refused, updates, accepted."""
+    the rows written. ``stats``: proposals, refused, updates, accepted.
+    ``work``: the buffers of :func:`sr_work`."""
     D = len(theta)
-    dphi = np.zeros(D)
-    dth = np.zeros(D)
-    before = np.zeros(D)
-    gb = np.zeros(D)
-    G = np.zeros((3, D))
-    margins = np.zeros(3)
-    alpha = np.zeros(3)
+    dphi, dth, before, gb, G, margins, alpha = work
     rows = 0
     for it in range(n_steps):
         step = step0 + it + 1
@@ -317,9 +323,25 @@ def samplerank_loop(S, diff, n_steps, step0, trace_phase, temp, greedy_min, upda
     return rows
 
 
+def sr_work(D: int) -> tuple:
+    """The work buffers of the SampleRank loop for ``D`` parameters (the
+    loops allocate nothing: they may be compiled without numba's reference
+    counting, ``_nrt=False``)."""
+    return (np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(D), np.zeros((3, D)), np.zeros(3), np.zeros(3))
+
+
 # ---------------------------------------------------------------- binding
 
-def _instance(template, namespace: dict, kind: StateKind):
+def _inlined(fn, kind: StateKind):
+    """A kind's function, inlined into the loops at numba's level: a call
+    passes every array of ``S`` (a few words each), which costs more than
+    the work of a step on small states (measured: SampleRank over atoms 3x
+    slower without)."""
+    opts = {k: v for k, v in kind.jit.items() if k != "cache"}
+    return nb.njit(inline="always", **opts)(getattr(fn, "py_func", fn))
+
+
+def _instance(template, namespace: dict, kind: StateKind, inline: bool = False):
     # stamped with the file of the kind's propose: numba's cache then notices
     # edits to the kind (the template's own edits change the bytecode, which
     # is part of the cache key)
@@ -331,6 +353,8 @@ def _instance(template, namespace: dict, kind: StateKind):
     fn.__module__ = template.__module__
     opts = dict(kind.jit)
     opts["cache"] = True
+    if inline:
+        opts["inline"] = "always"
     return nb.njit(**opts)(fn)
 
 
@@ -340,14 +364,15 @@ def bind(kind: StateKind) -> BoundKind:
     if not kind.name.isidentifier():
         raise ValueError(f"a state kind's name must be an identifier, got {kind.name!r}")
     ns = dict(globals())
-    ns.update(propose=kind.propose, accept=kind.accept, reject=kind.reject, unit=kind.unit)
+    for name in ("propose", "accept", "reject", "unit"):
+        ns[name] = _inlined(getattr(kind, name), kind)
     learns = kind.loss_delta is not None
     for name in ("loss_delta", "features", "set_weights", "score_delta", "loss"):
         fn = getattr(kind, name)
         if learns and fn is None:
             raise ValueError(f"state kind {kind.name}: a kind that learns needs {name}")
-        ns[name] = fn
-    ns["metropolis"] = _instance(metropolis, ns, kind)
+        ns[name] = _inlined(fn, kind) if fn is not None else None
+    ns["metropolis"] = _instance(metropolis, ns, kind, inline=True)
     loop = _instance(mh_loop, ns, kind)
     sr = _instance(samplerank_loop, ns, kind) if learns else None
     return BoundKind(kind, loop, ns["metropolis"], sr)

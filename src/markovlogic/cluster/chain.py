@@ -327,7 +327,7 @@ def no_learning():
 
 CLUSTERINGS = StateKind("clusterings", kind_propose, kind_accept, kind_reject, kind_unit,
                         loss_delta=kind_loss_delta, features=kind_features, set_weights=kind_set_weights,
-                        score_delta=kind_score_delta, loss=kind_loss)
+                        score_delta=kind_score_delta, loss=kind_loss, jit=dict(_nrt=False))
 LOOPS = bind(CLUSTERINGS)
 _mh = LOOPS.mh
 

@@ -41,7 +41,7 @@ from ..errors import LearningError, OptionError
 from ..cluster.chain import GREEDY_MIN, LOOPS, _set_weights, _to_theta, seed_rng
 from ..cluster.kernels import feature_vector
 from ..cluster.model import ClusterModel
-from ..onestate import SR_ACCEPTED, SR_STATS, SR_UPDATES
+from ..onestate import SR_ACCEPTED, SR_STATS, SR_UPDATES, sr_work
 from .samplerank_core import ACCEPT, LOSSES, UPDATES, SampleRankOptions
 
 __all__ = ["ACCEPT", "LOSSES", "UPDATES", "Parameters", "SampleRankOptions", "SampleRankResult",
@@ -128,6 +128,7 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
     theta = params.initial.copy()
     u_sum = np.zeros_like(theta)
     prop = np.zeros(5, np.int64)
+    work = sr_work(len(theta))
     seed_rng(int(opt.seed))
     D = len(theta)
     total_steps = 0
@@ -172,7 +173,7 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
             every = opt.trace_every or max(1, steps // 50)
             tr = np.zeros((steps // every + 1, 2 + D))
             rows = LOOPS.samplerank(
-                S, prop, steps, total_steps, 0, float(opt.temperature), GREEDY_MIN, UPDATES[opt.update],
+                S, prop, work, steps, total_steps, 0, float(opt.temperature), GREEDY_MIN, UPDATES[opt.update],
                 ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate), theta, u_sum,
                 params.learnable, phi_cur, phi_gold, every, tr, stats)
             for r in range(rows):

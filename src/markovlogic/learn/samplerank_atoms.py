@@ -80,7 +80,7 @@ ST_PROPOSED, ST_REFUSED, ST_UPDATES, ST_ACCEPTED = range(4)
 
 # ---------------------------------------------------------------- kernels
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _flip_acc(a, world, count, atom_lit_start, occ_clause, occ_positive, is_hard, cp_start, cp_param, cp_coef,
               dphi):
     """Flip atom ``a``: update the true-literal counts, add the change of the
@@ -110,7 +110,7 @@ def _flip_acc(a, world, count, atom_lit_start, occ_clause, occ_positive, is_hard
     return hv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _loss_change(a, world, truth, in_loss):
     """Change of the Hamming loss if atom ``a`` flips."""
     if not in_loss[a]:
@@ -129,7 +129,7 @@ def _loss_change(a, world, truth, in_loss):
 # a2, applied by propose (which accumulates dphi) and undone by reject.
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _flip_move(S, a1, a2):
     g, s, dphi = S[0], S[1], S[8]
     hv = _flip_acc(a1, s[0], s[1], g[0], g[1], g[2], g[3], g[7], g[8], g[9], dphi)
@@ -138,7 +138,7 @@ def _flip_move(S, a1, a2):
     return hv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _unflip_move(S, a1, a2):
     g, s, dphi = S[0], S[1], S[8]
     if a2 >= 0:
@@ -225,7 +225,7 @@ def train_loss(S):
 
 TRAINING_WORLDS = StateKind("training_worlds", train_propose, train_accept, train_reject, train_unit,
                             loss_delta=train_loss_delta, features=train_features, set_weights=train_set_weights,
-                            score_delta=train_score_delta, loss=train_loss)
+                            score_delta=train_score_delta, loss=train_loss, jit=dict(_nrt=False))
 LOOPS = bind(TRAINING_WORLDS)
 _sr_loop = LOOPS.samplerank
 
@@ -243,8 +243,10 @@ def samplerank_atoms_run(n_steps, step0, temp, update, accept_kind, margin, C, r
     ``u_sum`` (sum of (t-1) * change of theta at step t), ``phi_cur``,
     ``loss_cur[0]`` and ``stats``. Every ``trace_every``-th global step a row
     (step, loss, theta) goes to ``trace``; returns the rows written."""
-    S = (g, s, free, blocks, p_block, truth, in_loss, theta, np.zeros(len(theta)), np.zeros(1), loss_cur)
-    return _sr_loop(S, np.zeros(3, np.int64), n_steps, step0, step0, temp, -GREEDY_EPS, update, accept_kind,
+    D = len(theta)
+    S = (g, s, free, blocks, p_block, truth, in_loss, theta, np.zeros(D), np.zeros(1), loss_cur)
+    work = (np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(D), np.zeros((3, D)), np.zeros(3), np.zeros(3))
+    return _sr_loop(S, np.zeros(3, np.int64), work, n_steps, step0, step0, temp, -GREEDY_EPS, update, accept_kind,
                     margin, C, rate, theta, u_sum, learnable, phi_cur, phi_gold, trace_every, trace, stats)
 
 
