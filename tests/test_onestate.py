@@ -3,7 +3,10 @@ state with no change to the generic loop: a toy world of categorical
 variables (a Potts-like model), defined here, run by the generic
 Metropolis-Hastings loop, matches exact enumeration; its two proposals cover
 both ways a kind may evaluate a move (read-only, or applied and undone on
-rejection) and an asymmetric proposal (the Hastings correction)."""
+rejection) and an asymmetric proposal (the Hastings correction). A learning
+toy kind trained by the generic SampleRank loop keeps its loss and features
+incrementally and learns weights whose MAP world, by enumeration, is the
+truth."""
 
 from __future__ import annotations
 
@@ -163,3 +166,97 @@ def test_a_kind_that_learns_must_give_every_learning_function():
         bind(StateKind("toy_half", toy_propose, toy_accept, toy_reject, toy_unit, loss_delta=toy_unit))
     with pytest.raises(ValueError, match="identifier"):
         bind(StateKind("toy kind", toy_propose, toy_accept, toy_reject, toy_unit))
+
+
+# ---------------------------------------------------------------- the SampleRank loop over the toy kind
+#
+# A learning toy kind: S = (x, truth, theta, dphi, dl, loss, k); one feature
+# per (variable, value) (D = n * k), the score theta . phi(x), the Hamming
+# loss against truth. Move: a uniform variable to a uniform other value,
+# read-only.
+
+
+@nb.njit(cache=True)
+def learn_propose(S, diff):
+    x, truth, theta, dphi, dl, k = S[0], S[1], S[2], S[3], S[4], S[6]
+    i = np.random.randint(len(x))
+    old = x[i]
+    new = np.random.randint(k - 1)
+    if new >= old:
+        new += 1
+    diff[0], diff[1], diff[2], diff[3] = 0, i, old, new
+    dphi[:] = 0.0
+    dphi[i * k + old] = -1.0
+    dphi[i * k + new] = 1.0
+    dl[0] = (1.0 if new != truth[i] else 0.0) - (1.0 if old != truth[i] else 0.0)
+    return theta[i * k + new] - theta[i * k + old], 0.0
+
+
+@nb.njit(cache=True)
+def learn_accept(S, diff, d, track):
+    S[0][diff[1]] = diff[3]
+    S[5][0] += S[4][0]
+
+
+@nb.njit(cache=True)
+def learn_reject(S, diff):
+    pass
+
+
+@nb.njit(cache=True)
+def learn_loss_delta(S, diff):
+    return S[4][0]
+
+
+@nb.njit(cache=True)
+def learn_features(S, diff, out):
+    out[:] = S[3]
+
+
+@nb.njit(cache=True)
+def learn_set_weights(S, theta):
+    pass                                 # S[2] is theta itself
+
+
+@nb.njit(cache=True)
+def learn_score_delta(S, diff):
+    k = S[6]
+    return S[2][diff[1] * k + diff[3]] - S[2][diff[1] * k + diff[2]]
+
+
+@nb.njit(cache=True)
+def learn_loss(S):
+    return S[5][0]
+
+
+TOY_LEARN = bind(StateKind("toy_learning", learn_propose, learn_accept, learn_reject, toy_unit,
+                           loss_delta=learn_loss_delta, features=learn_features, set_weights=learn_set_weights,
+                           score_delta=learn_score_delta, loss=learn_loss))
+
+
+@pytest.mark.parametrize("update", [0, 1, 2])          # perceptron, MIRA, MIRA++
+def test_toy_kind_learns_by_the_generic_samplerank_loop(update):
+    from markovlogic.onestate import sr_work
+
+    n, k = 4, 3
+    truth = np.array([2, 0, 1, 2], np.int64)
+    x = np.zeros(n, np.int64)
+    D = n * k
+    onehot = lambda w: np.eye(k)[w].ravel()          # noqa: E731
+    theta, u_sum = np.zeros(D), np.zeros(D)
+    S = (x, truth, theta, np.zeros(D), np.zeros(1), np.array([float(np.count_nonzero(x != truth))]), k)
+    phi_cur, phi_gold = onehot(x), onehot(truth)
+    trace = np.zeros((10, 2 + D))
+    stats = np.zeros(4, np.int64)
+    _seed(update)
+    rows = TOY_LEARN.samplerank(S, np.zeros(4, np.int64), sr_work(D), 3000, 0, 0, 1.0, -1e-9, update, 0, 1.0, 1.0,
+                                1.0, theta, u_sum, np.ones(D, bool), phi_cur, phi_gold, 300, trace, stats)
+    assert rows == 10 and stats[0] == 3000 and stats[2] > 0
+    # the incremental loss and features are those of the state recounted
+    assert S[5][0] == np.count_nonzero(x != truth) and np.array_equal(phi_cur, onehot(x))
+    assert trace[-1, 0] == 3000 and trace[-1, 1] == S[5][0] and np.array_equal(trace[-1, 2:], theta)
+    # the learned weights (last and averaged) make the truth the MAP world, by enumeration
+    for w in (theta, theta - u_sum / 3000):
+        worlds = np.array(list(itertools.product(range(k), repeat=n)))
+        scores = np.array([w @ onehot(v) for v in worlds])
+        assert np.array_equal(worlds[int(np.argmax(scores))], truth)
