@@ -166,6 +166,8 @@ def test_a_kind_that_learns_must_give_every_learning_function():
         bind(StateKind("toy_half", toy_propose, toy_accept, toy_reject, toy_unit, loss_delta=toy_unit))
     with pytest.raises(ValueError, match="identifier"):
         bind(StateKind("toy kind", toy_propose, toy_accept, toy_reject, toy_unit))
+    with pytest.raises(ValueError, match="bound already"):          # its cache files would be the toy's
+        bind(StateKind("toy_categorical", learn_propose, toy_accept, toy_reject, toy_unit))
 
 
 # ---------------------------------------------------------------- the SampleRank loop over the toy kind

@@ -77,10 +77,15 @@ Closures over the functions miss the cache the same way. The copies made by
 (its cache files sit in that folder's ``__pycache__`` as
 ``<file>.<template>__<kind>-<line>.*``), so editing that file recompiles
 them, and editing a template changes its bytecode, which is part of numba's
-cache key. Caveat, as everywhere in numba: edits to functions the kind calls
-in a *third* file (e.g. :mod:`.infer.samplesat`'s ``flip``) are not noticed;
-delete the cache files after such edits. Compile errors in a bound loop
-name the kind's file with the template's line numbers.
+cache key. Caveat, as everywhere in numba: a cached function does not
+notice edits to the functions it calls from *other* files, so edits to
+functions a kind calls in a third file (e.g. :mod:`.infer.samplesat`'s
+``flip``), and edits to the templates here as seen by the compiled callers
+of a bound loop (``cluster.chain.run``, ``infer.mh._mh_steps``,
+``learn.samplerank_atoms.samplerank_atoms_run``, which numba caches with the
+loop inside), need the cache files deleted (``find src -name '*.nb[ci]'
+-delete``). Compile errors in a bound loop name the kind's file with the
+template's line numbers.
 
 The instances: atoms of a ground network (:mod:`.infer.mh`: flips, block
 moves, tie moves; :mod:`.learn.samplerank_atoms`), clusterings of an
@@ -358,19 +363,25 @@ def _instance(template, namespace: dict, kind: StateKind, inline: bool = False):
     return nb.njit(**opts)(fn)
 
 
+_BOUND: dict[str, StateKind] = {}
+
+
 def bind(kind: StateKind) -> BoundKind:
     """The generic loops compiled for ``kind`` (module docstring); lazily:
     numba compiles (or loads from its cache) at the first call."""
     if not kind.name.isidentifier():
         raise ValueError(f"a state kind's name must be an identifier, got {kind.name!r}")
-    ns = dict(globals())
-    for name in ("propose", "accept", "reject", "unit"):
-        ns[name] = _inlined(getattr(kind, name), kind)
     learns = kind.loss_delta is not None
     for name in ("loss_delta", "features", "set_weights", "score_delta", "loss"):
-        fn = getattr(kind, name)
-        if learns and fn is None:
+        if learns and getattr(kind, name) is None:
             raise ValueError(f"state kind {kind.name}: a kind that learns needs {name}")
+    # the name keys the cache files: two kinds of one name could load each other's loops
+    if _BOUND.setdefault(kind.name, kind) != kind:
+        raise ValueError(f"a state kind named {kind.name!r} is bound already (kinds' names must be unique)")
+    ns = dict(globals())
+    for name in ("propose", "accept", "reject", "unit", "loss_delta", "features", "set_weights", "score_delta",
+                 "loss"):
+        fn = getattr(kind, name)
         ns[name] = _inlined(fn, kind) if fn is not None else None
     ns["metropolis"] = _instance(metropolis, ns, kind, inline=True)
     loop = _instance(mh_loop, ns, kind)
