@@ -112,10 +112,6 @@ SR_PROPOSED, SR_REFUSED, SR_UPDATES, SR_ACCEPTED = range(4)
 SR_STATS = 4
 
 
-def _no_learning(*args):           # placeholder of the learning functions of a kind that does not learn
-    raise NotImplementedError
-
-
 @dataclass(frozen=True)
 class StateKind:
     """A state kind (module docstring): its name (a Python identifier, unique

@@ -31,7 +31,6 @@ relation, must-link and truth quantities carry no parameter.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
