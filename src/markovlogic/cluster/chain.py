@@ -20,6 +20,12 @@ cross pairs; its reverse is the split back into exactly ``A`` and ``B``, and so
 on. At temperature ``T > 0`` the chain targets ``p^(1/T)``; at ``T = 0`` it
 accepts only improving moves (greedy). ``run`` tracks the best clustering
 seen.
+
+The step loop is not here: clusterings are a state kind of
+:mod:`markovlogic.onestate` (``CLUSTERINGS``: propose / accept / reject and,
+for SampleRank (:mod:`..learn.samplerank`), the loss, feature and score
+changes of a move), and ``run`` is the generic Metropolis-Hastings loop bound
+to it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import math
 import numba as nb
 import numpy as np
 
+from ..onestate import StateKind, bind
 from .kernels import (
     apply_merge,
     apply_move,
@@ -85,18 +92,6 @@ def _move_density(probs, n, c_other, alone, to_new, nb_target, deg):
     if not to_new and deg > 0:
         q += probs[EDGE_MOVE] * nb_target / (n * deg)
     return q
-
-
-@nb.njit(cache=True)
-def _accept(delta, logq_ratio, temp):
-    if delta == -np.inf:
-        return False
-    if temp <= 0.0:
-        return delta > 1e-12
-    a = delta / temp + logq_ratio
-    if a >= 0.0:
-        return True
-    return np.random.random() < math.exp(a)
 
 
 @nb.njit(cache=True)
@@ -223,44 +218,288 @@ def apply_proposal(md, st, sc, prop):
         apply_move(md, st, sc, prop[3], prop[2])
 
 
+# ---------------------------------------------------------------- the state kind
+#
+# Clusterings as a state kind of markovlogic.onestate: S = (md, st, sc, probs,
+# cum, track, learn) with track = (score, best_score, best_labels), the
+# current score and the best clustering seen (MAP; best_score = +inf: not
+# kept), and learn = (ints, gold, gsize, counts, stash, cnt, mbuf, q_param,
+# q_coef, sf_param) for SampleRank (empty arrays when not learning): ints =
+# [loss kind, truth quantity], counts (float64[5]) = TP, predicted and gold
+# ordered pairs, B-cubed precision and recall sums of the current state, stash
+# (float64[4]) their change by the pending move. The diff is ``prop``
+# (int64[5], see propose); propose evaluates read-only (sc holds the
+# summaries), accept applies.
+
+GREEDY_MIN = float(np.nextafter(1e-12, 1.0))      # at T = 0 only improving moves (delta > 1e-12)
+
+
 @nb.njit(cache=True)
-def step(md, st, sc, probs, cum, temp, stats, prop):
-    """One proposal; returns the score change applied (0.0 if rejected)."""
-    d, logq = propose(md, st, sc, probs, cum, prop)
-    stats[prop[0], 0] += 1
-    if np.isnan(d) or d == -np.inf:
-        return 0.0
-    if _accept(d, logq, temp):
-        apply_proposal(md, st, sc, prop)
-        stats[prop[0], 1] += 1
-        return d
-    return 0.0
+def kind_propose(S, diff):
+    return propose(S[0], S[1], S[2], S[3], S[4], diff)
+
+
+@nb.njit(cache=True)
+def kind_accept(S, diff, d, track):
+    md, st, sc = S[0], S[1], S[2]
+    apply_proposal(md, st, sc, diff)
+    score, best, best_labels = S[5]
+    score[0] += d
+    if score[0] > best[0] + 1e-12:
+        best[0] = score[0]
+        for i in range(md.n):
+            best_labels[i] = st.label[i]
+    counts, stash = S[6][3], S[6][4]
+    if len(counts) > 0:
+        counts[0] += stash[0]
+        counts[1] += stash[1]
+        counts[3] += stash[2]
+        counts[4] += stash[3]
+
+
+@nb.njit(cache=True)
+def kind_reject(S, diff):
+    pass
+
+
+@nb.njit(cache=True)
+def kind_unit(S):
+    return np.random.random()
+
+
+@nb.njit(cache=True)
+def kind_loss_delta(S, diff):
+    md, st, sc = S[0], S[1], S[2]
+    ints, gold, gsize, counts, stash, cnt, mbuf = S[6][0], S[6][1], S[6][2], S[6][3], S[6][4], S[6][5], S[6][6]
+    loss_kind = ints[0]
+    dtp = sc.dphi[ints[1]]
+    dpp = _pairs_change(st, sc, diff)
+    db3p = 0.0
+    db3r = 0.0
+    if loss_kind == 2:
+        db3p, db3r = _b3_change(st, diff, gold, gsize, cnt, mbuf)
+    n = md.n
+    old = _loss(loss_kind, counts[0], counts[1], counts[2], counts[3], counts[4], n)
+    new = _loss(loss_kind, counts[0] + dtp, counts[1] + dpp, counts[2], counts[3] + db3p, counts[4] + db3r, n)
+    stash[0] = dtp
+    stash[1] = dpp
+    stash[2] = db3p
+    stash[3] = db3r
+    return new - old
+
+
+@nb.njit(cache=True)
+def kind_features(S, diff, dphi):
+    lrn = S[6]
+    _to_theta(S[0], S[2].dphi, lrn[7], lrn[8], lrn[9], dphi)
+
+
+@nb.njit(cache=True)
+def kind_set_weights(S, theta):
+    lrn = S[6]
+    _set_weights(S[0], theta, lrn[7], lrn[8], lrn[9])
+
+
+@nb.njit(cache=True)
+def kind_score_delta(S, diff):
+    md, sc = S[0], S[2]
+    d = 0.0
+    for q in range(md.n_q):
+        d += md.w_q[q] * sc.dphi[q]
+    for j in range(len(md.sf_kind)):
+        d += md.w_sf[j] * sc.dphi[md.n_q + j]
+    return d
+
+
+@nb.njit(cache=True)
+def kind_loss(S):
+    counts = S[6][3]
+    return _loss(S[6][0][0], counts[0], counts[1], counts[2], counts[3], counts[4], S[0].n)
+
+
+@nb.njit(cache=True)
+def no_learning():
+    """The ``learn`` part of a state that does not learn."""
+    e = np.zeros(0, np.int64)
+    f = np.zeros(0)
+    return (np.zeros(2, np.int64), e, f, f, f, e, e, e, f, e)
+
+
+CLUSTERINGS = StateKind("clusterings", kind_propose, kind_accept, kind_reject, kind_unit,
+                        loss_delta=kind_loss_delta, features=kind_features, set_weights=kind_set_weights,
+                        score_delta=kind_score_delta, loss=kind_loss, jit=dict(_nrt=False))
+LOOPS = bind(CLUSTERINGS)
+_mh = LOOPS.mh
 
 
 @nb.njit(cache=True)
 def run(md, st, sc, n_steps, probs, t_start, t_end, score, best_score, best_labels, stats):
     """``n_steps`` proposals at a temperature going geometrically from
-    ``t_start`` to ``t_end`` (equal: fixed). ``score`` (float64[1]) is the
-    current score, updated; ``best_labels`` takes the best clustering seen
-    when it beats ``best_score[0]``. Returns the number of accepted moves."""
+    ``t_start`` to ``t_end`` (equal: fixed): the generic loop of
+    :mod:`markovlogic.onestate` over clusterings. ``score`` (float64[1]) is
+    the current score, updated; ``best_labels`` takes the best clustering seen
+    when it beats ``best_score[0]``; ``stats[k]``: proposals and accepted ones
+    of move kind ``k``. Returns the number of accepted moves."""
     cum = np.cumsum(probs)
     prop = np.zeros(5, np.int64)
-    accepted = 0
     ratio = 1.0
     if n_steps > 1 and t_start > 0.0 and t_end > 0.0 and t_end != t_start:
         ratio = (t_end / t_start) ** (1.0 / (n_steps - 1))
-    temp = t_start
-    for it in range(n_steps):
-        d = step(md, st, sc, probs, cum, temp, stats, prop)
-        if d != 0.0:
-            accepted += 1
-            score[0] += d
-            if score[0] > best_score[0] + 1e-12:
-                best_score[0] = score[0]
-                for i in range(md.n):
-                    best_labels[i] = st.label[i]
-        temp *= ratio
-    return accepted
+    S = (md, st, sc, probs, cum, (score, best_score, best_labels), no_learning())
+    before = 0
+    for k in range(stats.shape[0]):
+        before += stats[k, 1]
+    _mh(S, prop, n_steps, t_start, ratio, GREEDY_MIN, True, stats)
+    after = 0
+    for k in range(stats.shape[0]):
+        after += stats[k, 1]
+    return after - before
+
+
+# ---------------------------------------------------------------- losses (SampleRank)
+
+@nb.njit(cache=True)
+def _b3_part(st, mem, k, gold, gsize, cnt):
+    """(precision sum, recall sum) of B-cubed over the mentions ``mem[:k]``
+    forming one cluster."""
+    if k == 0:
+        return 0.0, 0.0
+    for t in range(k):
+        cnt[gold[mem[t]]] += 1
+    p = 0.0
+    r = 0.0
+    for t in range(k):
+        g = gold[mem[t]]
+        p += cnt[g] / k
+        r += cnt[g] / gsize[g]
+    for t in range(k):
+        cnt[gold[mem[t]]] = 0
+    return p, r
+
+
+@nb.njit(cache=True)
+def _b3_change(st, prop, gold, gsize, cnt, mbuf):
+    """Change of the B-cubed precision and recall sums by the evaluated
+    proposal ``prop`` (before it is applied)."""
+    kind = prop[0]
+    dp = 0.0
+    dr = 0.0
+    if kind == 0 or kind == 3:                      # merge A, B
+        A = prop[1]
+        B = prop[2]
+        ka = members(st, A, mbuf)
+        p, r = _b3_part(st, mbuf, ka, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        kb = members(st, B, mbuf[ka:])
+        p, r = _b3_part(st, mbuf[ka:], kb, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        p, r = _b3_part(st, mbuf, ka + kb, gold, gsize, cnt)
+        dp += p
+        dr += r
+    elif kind == 1:                                 # split C by st.side
+        C = prop[1]
+        k = members(st, C, mbuf)
+        p, r = _b3_part(st, mbuf, k, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        k0 = 0
+        for t in range(k):
+            if st.side[mbuf[t]] == 0:
+                tmp = mbuf[k0]
+                mbuf[k0] = mbuf[t]
+                mbuf[t] = tmp
+                k0 += 1
+        p, r = _b3_part(st, mbuf, k0, gold, gsize, cnt)
+        dp += p
+        dr += r
+        p, r = _b3_part(st, mbuf[k0:], k - k0, gold, gsize, cnt)
+        dp += p
+        dr += r
+    else:                                           # move i to B
+        i = prop[3]
+        A = prop[1]
+        B = prop[2]
+        ka = members(st, A, mbuf)
+        p, r = _b3_part(st, mbuf, ka, gold, gsize, cnt)
+        dp -= p
+        dr -= r
+        k2 = 0
+        for t in range(ka):
+            if mbuf[t] != i:
+                mbuf[k2] = mbuf[t]
+                k2 += 1
+        p, r = _b3_part(st, mbuf, k2, gold, gsize, cnt)
+        dp += p
+        dr += r
+        kb = 0
+        if B >= 0:
+            kb = members(st, B, mbuf)
+            p, r = _b3_part(st, mbuf, kb, gold, gsize, cnt)
+            dp -= p
+            dr -= r
+        mbuf[kb] = i
+        p, r = _b3_part(st, mbuf, kb + 1, gold, gsize, cnt)
+        dp += p
+        dr += r
+    return dp, dr
+
+
+@nb.njit(cache=True)
+def _pairs_change(st, sc, prop):
+    """Change of the number of ordered co-clustered pairs."""
+    kind = prop[0]
+    if kind == 0 or kind == 3:
+        return 2.0 * st.size[prop[1]] * st.size[prop[2]]
+    if kind == 1:
+        return -2.0 * sc.size[0] * sc.size[1]
+    A = prop[1]
+    B = prop[2]
+    sb = 0.0 if B < 0 else float(st.size[B])
+    return 2.0 * (sb - (st.size[A] - 1.0))
+
+
+@nb.njit(cache=True)
+def _loss(kind, tp, pp, gp, b3p, b3r, n):
+    if kind == 0:
+        return pp + gp - 2.0 * tp
+    if kind == 1:
+        if pp + gp <= 0.0:
+            return 0.0
+        return 1.0 - 2.0 * tp / (pp + gp)
+    P = b3p / n
+    R = b3r / n
+    if P + R <= 0.0:
+        return 1.0
+    return 1.0 - 2.0 * P * R / (P + R)
+
+
+@nb.njit(cache=True)
+def _to_theta(md, dphi, q_param, q_coef, sf_param, out):
+    for k in range(len(out)):
+        out[k] = 0.0
+    Q = md.n_q
+    for q in range(Q):
+        k = q_param[q]
+        if k >= 0:
+            out[k] += q_coef[q] * dphi[q]
+    for j in range(len(md.sf_kind)):
+        k = sf_param[j]
+        if k >= 0:
+            out[k] += dphi[Q + j]
+
+
+@nb.njit(cache=True)
+def _set_weights(md, theta, q_param, q_coef, sf_param):
+    for q in range(md.n_q):
+        k = q_param[q]
+        if k >= 0:
+            md.w_q[q] = theta[k] * q_coef[q]
+    for j in range(len(md.sf_kind)):
+        k = sf_param[j]
+        if k >= 0:
+            md.w_sf[j] = theta[k]
 
 
 @nb.njit(cache=True)

@@ -54,6 +54,12 @@ the moves since the last best (amortised O(1) per accepted move).
 User proposals (``user_proposals``, see :mod:`.proposals`) return atoms to
 flip with their forward and backward densities; with them the built-in steps
 run in compiled stretches between user steps made from Python.
+
+The step loop is not here: possible worlds are a state kind of
+:mod:`markovlogic.onestate` (``WORLDS``: ``world_propose`` draws a flip, a
+block move or a tie move and scores it, ``world_accept`` / ``world_reject``
+commit or drop it), and :func:`_mh_steps` is the generic Metropolis-Hastings
+loop bound to it.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ import numpy as np
 
 from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
+from ..onestate import StateKind, bind
 from .gibbs import rao_blackwell_tally
 from .sampling import ChunkRunner
 from .proposals import AtomView, Flip, UserMix, check_user_proposals, log_ratio
@@ -322,25 +329,23 @@ def _generators(n, g, s, tie):
 
 
 @nb.njit(**KERNEL)
-def _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats):
-    """The tie move from free atom ``a`` (see above). Returns 0 if the
-    propagation fails (refused), 1 rejected, 2 accepted."""
+def _tie_propose(a, g, s, tie, stats):
+    """Propose the tie move from free atom ``a`` (see above). Returns ``(n,
+    delta, logq)``: ``n = 0`` the propagation failed (the world is as it
+    was); ``n = 1``: flipping ``a`` alone breaks no hard clause, the world
+    holds the flip (``delta`` its score change); ``n > 1``: the atoms of S in
+    ``tie[3][:n]``, the world as it was, ``logq = log(q(x' -> x) / q(x ->
+    x'))`` (``-inf`` when no atom of S gives S back: never accepted)."""
     mark, smark, tokc, buf = tie[0], tie[1], tie[2], tie[3]
-    world, fst, rs = s[0], s[6], s[8]
+    fst = s[6]
     s0 = fst[0]
     n = _propagate(a, g, s, mark, tokc, buf)
     if n == 0:
         stats[ST_TIE_FAILED] += 1
-        return 0
+        return 0, 0.0, 0.0
     d = fst[0] - s0
     if n == 1:
-        if _accept(d, temp, rs):
-            if track:
-                _record(a, log, lst)
-                _update_best(world, fst, best, best_world, log, lst)
-            return 2
-        _flip_list(buf, 1, g, s)
-        return 1
+        return 1, d, 0.0
     stats[ST_TIE_PROPOSED] += 1
     stats[ST_TIE_ATOMS] += n
     tokc[0] += 1
@@ -351,16 +356,16 @@ def _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats):
     _flip_list(buf, n, g, s)                    # back to x
     fwd = _generators(n, g, s, tie)             # >= 1: a gives S
     if back == 0:
-        return 1
-    if temp <= 0.0:
-        acc = d >= -GREEDY_EPS
-    else:
-        x = d / temp + math.log(back / fwd)
-        acc = x >= 0.0 or rand_unit(rs) < math.exp(x)
-    if not acc:
-        return 1
+        return n, d, -np.inf
+    return n, d, math.log(back / fwd)
+
+
+@nb.njit(**KERNEL)
+def _tie_commit(n, track, g, s, tie, best, best_world, log, lst, stats):
+    """Make the tie move proposed last (``n > 1`` atoms in ``tie[3]``)."""
+    buf = tie[3]
     atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
-    count, sel, vlist, vpos, ist = s[1], s[2], s[3], s[4], s[5]
+    world, count, sel, vlist, vpos, ist, fst = s[0], s[1], s[2], s[3], s[4], s[5], s[6]
     for k in range(n):
         flip(buf[k], world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
         if track:
@@ -368,6 +373,35 @@ def _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats):
     stats[ST_TIE_ACCEPTED] += 1
     if track:
         _update_best(world, fst, best, best_world, log, lst)
+
+
+@nb.njit(**KERNEL)
+def _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats):
+    """The tie move from free atom ``a`` as a kernel of its own (multi-task
+    MH mixes it in). Returns 0 if the propagation fails (refused), 1
+    rejected, 2 accepted."""
+    world, fst, rs = s[0], s[6], s[8]
+    n, d, logq = _tie_propose(a, g, s, tie, stats)
+    if n == 0:
+        return 0
+    if n == 1:
+        if _accept(d, temp, rs):
+            if track:
+                _record(a, log, lst)
+                _update_best(world, fst, best, best_world, log, lst)
+            return 2
+        _flip_list(tie[3], 1, g, s)
+        return 1
+    if logq == -np.inf:
+        return 1
+    if temp <= 0.0:
+        acc = d >= -GREEDY_EPS
+    else:
+        x = d / temp + logq
+        acc = x >= 0.0 or rand_unit(rs) < math.exp(x)
+    if not acc:
+        return 1
+    _tie_commit(n, track, g, s, tie, best, best_world, log, lst, stats)
     return 2
 
 
@@ -474,56 +508,123 @@ def _pinned(cand, g, s, tie, is_hard, base, assign, queue, out):
         out[k] = True
 
 
+# ---------------------------------------------------------------- the state kind
+#
+# Possible worlds as a state kind of markovlogic.onestate: S = (g, s, free,
+# blocks, p_block, tie, track, stats) with g, s the sampler's network and
+# state arrays (.samplesat), track = (best, best_world, log, lst) the best
+# world kept from the log of moves, stats the slots ST_* above. The diff:
+# [move, a1, a2 or n]: a flip of a1 (evaluated read-only), a block move from
+# a1 to a2 (applied by propose, undone by reject), a tie move of the n atoms in
+# tie[3] (evaluated by propagation, the world as it was), or the flip of a1
+# that a propagation left applied (undone by reject).
+
+MV_FLIP, MV_BLOCK, MV_TIE, MV_FLIPPED = range(4)
+
+
 @nb.njit(**KERNEL)
-def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, best_world, log, lst, stats, tie):
-    """``n_steps`` built-in proposals from a world satisfying the hard clauses
-    and blocks, the temperature multiplied by ``ratio`` after each; with
-    ``track``, the best world is kept in ``best_world``. Returns the
-    temperature reached."""
+def world_propose(S, diff):
+    g, s, free, blocks, p_block, tie, stats = S[0], S[1], S[2], S[3], S[4], S[5], S[7]
     atom_lit_start, occ_clause, occ_positive, weight = g[3], g[4], g[5], g[6]
     block_start, block_atoms, atom_block = g[7], g[8], g[9]
     world, count, sel, vlist, vpos, ist, fst, block_true, rs = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
     nf = len(free)
     nbk = len(blocks)
-    if nf + nbk == 0:
+    if nbk > 0 and (nf == 0 or rand_unit(rs) < p_block):
+        b = blocks[rand_below(rs, nbk)]
+        t = block_true[b]
+        j = _other_in_block(rs, b, t, block_start, block_atoms)
+        stats[ST_BLOCK_PROPOSED] += 1
+        diff[0] = MV_BLOCK
+        diff[1] = t
+        diff[2] = j
+        s0 = fst[0]
+        _apply(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+               atom_lit_start, occ_clause, occ_positive, weight)
+        if ist[0] > 0:
+            stats[ST_HARD_REFUSED] += 1
+            _undo(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
+                  atom_lit_start, occ_clause, occ_positive, weight)
+            return -np.inf, 0.0
+        return fst[0] - s0, 0.0
+    a = free[rand_below(rs, nf)]
+    stats[ST_FLIP_PROPOSED] += 1
+    diff[0] = MV_FLIP
+    diff[1] = a
+    breaks, d = _flip_effect(a, world, count, sel, atom_lit_start, occ_clause, occ_positive, weight)
+    if breaks == 0:
+        return d, 0.0
+    if tie[2][1] < 2:
+        stats[ST_HARD_REFUSED] += 1
+        return -np.inf, 0.0
+    n, d, logq = _tie_propose(a, g, s, tie, stats)
+    if n == 0:
+        stats[ST_HARD_REFUSED] += 1
+        return -np.inf, 0.0
+    if n == 1:
+        diff[0] = MV_FLIPPED
+        return d, 0.0
+    diff[0] = MV_TIE
+    diff[2] = n
+    if logq == -np.inf:
+        return -np.inf, 0.0         # no atom of S gives S back: the move is never made
+    return d, logq
+
+
+@nb.njit(**KERNEL)
+def world_accept(S, diff, d, track):
+    g, s, tie, stats = S[0], S[1], S[5], S[7]
+    best, best_world, log, lst = S[6]
+    world, fst = s[0], s[6]
+    mv = diff[0]
+    if mv == MV_TIE:
+        _tie_commit(diff[2], track, g, s, tie, best, best_world, log, lst, stats)
+        return
+    a = diff[1]
+    if mv == MV_FLIP:
+        flip(a, world, s[1], s[2], s[3], s[4], s[5], fst, g[3], g[4], g[5], g[6])
+        stats[ST_FLIP_ACCEPTED] += 1
+    elif mv == MV_BLOCK:
+        stats[ST_BLOCK_ACCEPTED] += 1
+    if track:
+        _record(a, log, lst)
+        if mv == MV_BLOCK:
+            _record(diff[2], log, lst)
+        _update_best(world, fst, best, best_world, log, lst)
+
+
+@nb.njit(**KERNEL)
+def world_reject(S, diff):
+    g, s = S[0], S[1]
+    mv = diff[0]
+    if mv == MV_BLOCK:
+        _undo(diff[1], diff[2], s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], g[9], g[3], g[4], g[5], g[6])
+    elif mv == MV_FLIPPED:
+        _flip_list(S[5][3], 1, g, s)
+
+
+@nb.njit(**KERNEL)
+def world_unit(S):
+    return rand_unit(S[1][8])
+
+
+WORLDS = StateKind("worlds", world_propose, world_accept, world_reject, world_unit, jit=KERNEL)
+LOOPS = bind(WORLDS)
+_mh_loop = LOOPS.mh
+
+
+@nb.njit(**KERNEL)
+def _mh_steps(n_steps, temp, ratio, p_block, free, blocks, track, g, s, best, best_world, log, lst, stats, tie,
+              work):
+    """``n_steps`` built-in proposals from a world satisfying the hard clauses
+    and blocks, the temperature multiplied by ``ratio`` after each; with
+    ``track``, the best world is kept in ``best_world``. Returns the
+    temperature reached. The generic loop of :mod:`markovlogic.onestate`
+    over worlds; ``work`` = (diff int64[3], move counts int64[4, 2])."""
+    if len(free) + len(blocks) == 0:
         return temp
-    for _ in range(n_steps):
-        if nbk > 0 and (nf == 0 or rand_unit(rs) < p_block):
-            b = blocks[rand_below(rs, nbk)]
-            t = block_true[b]
-            j = _other_in_block(rs, b, t, block_start, block_atoms)
-            stats[ST_BLOCK_PROPOSED] += 1
-            s0 = fst[0]
-            _apply(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
-                   atom_lit_start, occ_clause, occ_positive, weight)
-            if ist[0] > 0:
-                stats[ST_HARD_REFUSED] += 1
-                _undo(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
-                      atom_lit_start, occ_clause, occ_positive, weight)
-            elif _accept(fst[0] - s0, temp, rs):
-                stats[ST_BLOCK_ACCEPTED] += 1
-                if track:
-                    _record(t, log, lst)
-                    _record(j, log, lst)
-                    _update_best(world, fst, best, best_world, log, lst)
-            else:
-                _undo(t, j, world, count, sel, vlist, vpos, ist, fst, block_true, atom_block,
-                      atom_lit_start, occ_clause, occ_positive, weight)
-        else:
-            a = free[rand_below(rs, nf)]
-            stats[ST_FLIP_PROPOSED] += 1
-            breaks, d = _flip_effect(a, world, count, sel, atom_lit_start, occ_clause, occ_positive, weight)
-            if breaks > 0:
-                if tie[2][1] < 2 or _tie_move(a, temp, track, g, s, tie, best, best_world, log, lst, stats) == 0:
-                    stats[ST_HARD_REFUSED] += 1
-            elif _accept(d, temp, rs):
-                flip(a, world, count, sel, vlist, vpos, ist, fst, atom_lit_start, occ_clause, occ_positive, weight)
-                stats[ST_FLIP_ACCEPTED] += 1
-                if track:
-                    _record(a, log, lst)
-                    _update_best(world, fst, best, best_world, log, lst)
-        temp *= ratio
-    return temp
+    S = (g, s, free, blocks, p_block, tie, (best, best_world, log, lst), stats)
+    return _mh_loop(S, work[0], n_steps, temp, ratio, -GREEDY_EPS, track, work[1])
 
 
 @nb.njit(**KERNEL)
@@ -551,7 +652,7 @@ def _collect(i, rb, is_hard, g, s, prob, tally, store, seen):
 
 @nb.njit(**KERNEL)
 def _mh_sample(n_samples, thin, p_block, free, blocks, rb, is_hard, g, s, prob, tally, store,
-               best, best_world, log, lst, stats, tie, seen):
+               best, best_world, log, lst, stats, tie, seen, work):
     """``n_samples`` samples, each after ``thin`` proposals at ``T = 1`` (or
     ``thin + 1``, by a fair coin, when ``thin > 1``: a chain of period two,
     e.g. a tie move that is always accepted, is then sampled in both of its
@@ -559,7 +660,7 @@ def _mh_sample(n_samples, thin, p_block, free, blocks, rb, is_hard, g, s, prob, 
     rs = s[8]
     for i in range(n_samples):
         k = thin + 1 if thin > 1 and rand_unit(rs) < 0.5 else thin
-        _mh_steps(k, 1.0, 1.0, p_block, free, blocks, False, g, s, best, best_world, log, lst, stats, tie)
+        _mh_steps(k, 1.0, 1.0, p_block, free, blocks, False, g, s, best, best_world, log, lst, stats, tie, work)
         _collect(i, rb, is_hard, g, s, prob, tally, store, seen)
 
 
@@ -648,6 +749,7 @@ class AtomChain:
         cap = int(opt.tie_max)
         self.tie = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.array([0, cap], np.int64),
                     np.zeros(max(cap, 1), np.int32), np.zeros(max(cap, 1), np.int32))
+        self.work = (np.zeros(3, np.int64), np.zeros((4, 2), np.int64))     # the generic loop's diff, counts
         self.seen = np.zeros(n, np.int8)        # bit 1: sampled true, bit 2: sampled false
         max_block = int(np.diff(sat.block_start).max()) if sat.n_blocks else 1
         self.prob = np.zeros(2 * max_block, np.float64)
@@ -686,7 +788,8 @@ class AtomChain:
     # ------------------------------------------------------------ moves
     def _builtin(self, k: int, temp: float, ratio: float, track: bool) -> float:
         return _mh_steps(k, temp, ratio, self.p_block, self.free, self.blocks, track, self.prep.arrays,
-                         self.state.arrays, self.best, self.best_world, self.log, self.lst, self.stats, self.tie)
+                         self.state.arrays, self.best, self.best_world, self.log, self.lst, self.stats, self.tie,
+                         self.work)
 
     def advance(self, k: int, temp: float, ratio: float = 1.0, track: bool = True) -> float:
         """``k`` proposals, the temperature going from ``temp`` and multiplied
@@ -749,7 +852,7 @@ class AtomChain:
         if self.mix is None:
             _mh_sample(n, thin, self.p_block, self.free, self.blocks, self.rb, self.prep.sat.is_hard,
                        self.prep.arrays, self.state.arrays, self.prob, tally, store, self.best, self.best_world,
-                       self.log, self.lst, self.stats, self.tie, self.seen)
+                       self.log, self.lst, self.stats, self.tie, self.seen, self.work)
             return
         for i in range(n):
             self.advance(thin, 1.0, 1.0, track=False)

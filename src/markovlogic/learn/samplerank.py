@@ -19,6 +19,11 @@ average over all steps. Losses over an equivalence predicate: ``hamming``
 (1 - B-cubed F1); all are computed incrementally from the clusters a
 proposal changes.
 
+The step loop is the generic SampleRank loop of :mod:`markovlogic.onestate`
+bound to the clusterings' state kind (:mod:`..cluster.chain`, which holds
+the loss, feature and score changes of a move); this module prepares the
+training worlds and reads the results.
+
 Parameters are per formula (a formula whose CNF has several clauses is split
 into them first, as the other learners do) and per set-level feature;
 relation, must-link and truth quantities carry no parameter.
@@ -26,18 +31,17 @@ relation, must-link and truth quantities carry no parameter.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
 from ..errors import LearningError, OptionError
-from ..cluster.chain import _accept, apply_proposal, propose, seed_rng
-from ..cluster.kernels import feature_vector, members
+from ..cluster.chain import GREEDY_MIN, LOOPS, _set_weights, _to_theta, seed_rng
+from ..cluster.kernels import feature_vector
 from ..cluster.model import ClusterModel
-from .samplerank_core import ACCEPT, LOSSES, UPDATES, SampleRankOptions, rank_update
+from ..onestate import SR_ACCEPTED, SR_STATS, SR_UPDATES, sr_work
+from .samplerank_core import ACCEPT, LOSSES, UPDATES, SampleRankOptions
 
 __all__ = ["ACCEPT", "LOSSES", "UPDATES", "Parameters", "SampleRankOptions", "SampleRankResult",
            "learn_samplerank_model", "parameters_of", "samplerank"]
@@ -63,226 +67,6 @@ class SampleRankResult:
     parameters: Parameters
     trace: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-
-
-# ---------------------------------------------------------------- kernels
-
-@nb.njit(cache=True)
-def _b3_part(st, mem, k, gold, gsize, cnt):
-    """(precision sum, recall sum) of B-cubed over the mentions ``mem[:k]``
-    forming one cluster."""
-    if k == 0:
-        return 0.0, 0.0
-    for t in range(k):
-        cnt[gold[mem[t]]] += 1
-    p = 0.0
-    r = 0.0
-    for t in range(k):
-        g = gold[mem[t]]
-        p += cnt[g] / k
-        r += cnt[g] / gsize[g]
-    for t in range(k):
-        cnt[gold[mem[t]]] = 0
-    return p, r
-
-
-@nb.njit(cache=True)
-def _b3_change(st, prop, gold, gsize, cnt, mbuf):
-    """Change of the B-cubed precision and recall sums by the evaluated
-    proposal ``prop`` (before it is applied)."""
-    kind = prop[0]
-    dp = 0.0
-    dr = 0.0
-    if kind == 0 or kind == 3:                      # merge A, B
-        A = prop[1]
-        B = prop[2]
-        ka = members(st, A, mbuf)
-        p, r = _b3_part(st, mbuf, ka, gold, gsize, cnt)
-        dp -= p
-        dr -= r
-        kb = members(st, B, mbuf[ka:])
-        p, r = _b3_part(st, mbuf[ka:], kb, gold, gsize, cnt)
-        dp -= p
-        dr -= r
-        p, r = _b3_part(st, mbuf, ka + kb, gold, gsize, cnt)
-        dp += p
-        dr += r
-    elif kind == 1:                                 # split C by st.side
-        C = prop[1]
-        k = members(st, C, mbuf)
-        p, r = _b3_part(st, mbuf, k, gold, gsize, cnt)
-        dp -= p
-        dr -= r
-        k0 = 0
-        for t in range(k):
-            if st.side[mbuf[t]] == 0:
-                tmp = mbuf[k0]
-                mbuf[k0] = mbuf[t]
-                mbuf[t] = tmp
-                k0 += 1
-        p, r = _b3_part(st, mbuf, k0, gold, gsize, cnt)
-        dp += p
-        dr += r
-        p, r = _b3_part(st, mbuf[k0:], k - k0, gold, gsize, cnt)
-        dp += p
-        dr += r
-    else:                                           # move i to B
-        i = prop[3]
-        A = prop[1]
-        B = prop[2]
-        ka = members(st, A, mbuf)
-        p, r = _b3_part(st, mbuf, ka, gold, gsize, cnt)
-        dp -= p
-        dr -= r
-        k2 = 0
-        for t in range(ka):
-            if mbuf[t] != i:
-                mbuf[k2] = mbuf[t]
-                k2 += 1
-        p, r = _b3_part(st, mbuf, k2, gold, gsize, cnt)
-        dp += p
-        dr += r
-        kb = 0
-        if B >= 0:
-            kb = members(st, B, mbuf)
-            p, r = _b3_part(st, mbuf, kb, gold, gsize, cnt)
-            dp -= p
-            dr -= r
-        mbuf[kb] = i
-        p, r = _b3_part(st, mbuf, kb + 1, gold, gsize, cnt)
-        dp += p
-        dr += r
-    return dp, dr
-
-
-@nb.njit(cache=True)
-def _pairs_change(st, sc, prop):
-    """Change of the number of ordered co-clustered pairs."""
-    kind = prop[0]
-    if kind == 0 or kind == 3:
-        return 2.0 * st.size[prop[1]] * st.size[prop[2]]
-    if kind == 1:
-        return -2.0 * sc.size[0] * sc.size[1]
-    A = prop[1]
-    B = prop[2]
-    sb = 0.0 if B < 0 else float(st.size[B])
-    return 2.0 * (sb - (st.size[A] - 1.0))
-
-
-@nb.njit(cache=True)
-def _loss(kind, tp, pp, gp, b3p, b3r, n):
-    if kind == 0:
-        return pp + gp - 2.0 * tp
-    if kind == 1:
-        if pp + gp <= 0.0:
-            return 0.0
-        return 1.0 - 2.0 * tp / (pp + gp)
-    P = b3p / n
-    R = b3r / n
-    if P + R <= 0.0:
-        return 1.0
-    return 1.0 - 2.0 * P * R / (P + R)
-
-
-@nb.njit(cache=True)
-def _to_theta(md, dphi, q_param, q_coef, sf_param, out):
-    for k in range(len(out)):
-        out[k] = 0.0
-    Q = md.n_q
-    for q in range(Q):
-        k = q_param[q]
-        if k >= 0:
-            out[k] += q_coef[q] * dphi[q]
-    for j in range(len(md.sf_kind)):
-        k = sf_param[j]
-        if k >= 0:
-            out[k] += dphi[Q + j]
-
-
-@nb.njit(cache=True)
-def _set_weights(md, theta, q_param, q_coef, sf_param):
-    for q in range(md.n_q):
-        k = q_param[q]
-        if k >= 0:
-            md.w_q[q] = theta[k] * q_coef[q]
-    for j in range(len(md.sf_kind)):
-        k = sf_param[j]
-        if k >= 0:
-            md.w_sf[j] = theta[k]
-
-
-@nb.njit(cache=True)
-def samplerank_run(md, st, sc, probs, n_steps, temp, update, loss_kind, accept_kind, margin, C, rate,
-                   theta, theta_sum, learnable, q_param, q_coef, sf_param, truth_q, gold, gsize, counts,
-                   phi_cur, phi_gold, trace_every, trace, stats):
-    """``n_steps`` SampleRank steps. ``counts`` (float64[5]): TP, predicted and
-    gold ordered pairs, B-cubed precision and recall sums of the current
-    state, kept up to date. ``trace`` receives the loss every
-    ``trace_every`` steps. Returns the number of trace rows written."""
-    n = md.n
-    cum = np.cumsum(probs)
-    prop = np.zeros(5, np.int64)
-    D = len(theta)
-    dth = np.zeros(D)
-    g = np.zeros(D)
-    G = np.zeros((3, D))
-    margins = np.zeros(3)
-    alpha = np.zeros(3)
-    cnt = np.zeros(max(1, gsize.shape[0]), np.int64)
-    mbuf = np.zeros(n + 1, np.int64)
-    rows = 0
-    for it in range(n_steps):
-        d, logq = propose(md, st, sc, probs, cum, prop)
-        stats[0] += 1
-        if not np.isnan(d) and d != -np.inf:
-            dtp = sc.dphi[truth_q]
-            dpp = _pairs_change(st, sc, prop)
-            db3p = 0.0
-            db3r = 0.0
-            if loss_kind == 2:
-                db3p, db3r = _b3_change(st, prop, gold, gsize, cnt, mbuf)
-            old = _loss(loss_kind, counts[0], counts[1], counts[2], counts[3], counts[4], n)
-            new = _loss(loss_kind, counts[0] + dtp, counts[1] + dpp, counts[2], counts[3] + db3p,
-                        counts[4] + db3r, n)
-            dloss = new - old
-            _to_theta(md, sc.dphi, q_param, q_coef, sf_param, dth)
-            for k in range(D):
-                if not learnable[k]:
-                    dth[k] = 0.0
-            if abs(dloss) > 1e-12:
-                if rank_update(theta, dth, dloss, phi_cur, phi_gold, learnable, update, margin, C, rate,
-                               g, G, margins, alpha):
-                    stats[1] += 1
-                    _set_weights(md, theta, q_param, q_coef, sf_param)
-                    # the weights changed: the model's score change of this proposal
-                    d = 0.0
-                    for q in range(md.n_q):
-                        d += md.w_q[q] * sc.dphi[q]
-                    for j in range(len(md.sf_kind)):
-                        d += md.w_sf[j] * sc.dphi[md.n_q + j]
-            take = False
-            if accept_kind == 0:
-                take = _accept(d, logq, temp)
-            else:
-                take = dloss < 0.0 or (dloss == 0.0 and np.random.random() < 0.5)
-            if take:
-                apply_proposal(md, st, sc, prop)
-                stats[2] += 1
-                counts[0] += dtp
-                counts[1] += dpp
-                counts[3] += db3p
-                counts[4] += db3r
-                for k in range(D):
-                    phi_cur[k] += dth[k]
-        for k in range(D):
-            theta_sum[k] += theta[k]
-        if trace_every > 0 and (it + 1) % trace_every == 0 and rows < trace.shape[0]:
-            trace[rows, 0] = it + 1
-            trace[rows, 1] = _loss(loss_kind, counts[0], counts[1], counts[2], counts[3], counts[4], n)
-            for k in range(D):
-                trace[rows, 2 + k] = theta[k]
-            rows += 1
-    return rows
 
 
 # ---------------------------------------------------------------- driver
@@ -341,12 +125,14 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
     probs = np.asarray(opt.proposals, np.float64)
     probs = probs / probs.sum()
     theta = params.initial.copy()
-    theta_sum = np.zeros_like(theta)
+    u_sum = np.zeros_like(theta)
+    prop = np.zeros(5, np.int64)
+    work = sr_work(len(theta))
     seed_rng(int(opt.seed))
     D = len(theta)
     total_steps = 0
     trace: list[dict] = []
-    stats = np.zeros(3, np.int64)
+    stats = np.zeros(SR_STATS, np.int64)
     start = time.perf_counter()
     timed_out = False
     states = []
@@ -372,25 +158,30 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
         tp = float(phi0[m.truth_q])
         b3p, b3r = _b3_initial(m.initial_labels, gold, gsize)
         counts = np.array([tp, pp, gp, b3p, b3r])
-        states.append((m, md, st, sc, gold, gsize, counts, phi_cur, phi_gold))
+        learn = (np.array([LOSSES[loss], m.truth_q], np.int64), gold, gsize, counts, np.zeros(4),
+                 np.zeros(max(1, gsize.shape[0]), np.int64), np.zeros(m.n + 1, np.int64), params.q_param,
+                 params.q_coef, params.sf_param)
+        # the chain's score and best clustering are not kept (best_score +inf)
+        track = (np.zeros(1), np.array([np.inf]), np.zeros(m.n, np.int64))
+        S = (md, st, sc, probs, np.cumsum(probs), track, learn)
+        states.append((m, md, S, phi_cur, phi_gold))
     for epoch in range(opt.epochs):
-        for w_i, (m, md, st, sc, gold, gsize, counts, phi_cur, phi_gold) in enumerate(states):
+        for w_i, (m, md, S, phi_cur, phi_gold) in enumerate(states):
             _set_weights(md, theta, params.q_param, params.q_coef, params.sf_param)
             steps = opt.steps if opt.steps is not None else 100 * max(m.n, 1)
             every = opt.trace_every or max(1, steps // 50)
             tr = np.zeros((steps // every + 1, 2 + D))
             t_run = time.perf_counter() - start
-            rows = samplerank_run(
-                md, st, sc, probs, steps, float(opt.temperature), UPDATES[opt.update], LOSSES[loss],
-                ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate),
-                theta, theta_sum, params.learnable, params.q_param, params.q_coef, params.sf_param,
-                m.truth_q, gold, gsize, counts, phi_cur, phi_gold, every, tr, stats)
+            rows = LOOPS.samplerank(
+                S, prop, work, steps, total_steps, 0, float(opt.temperature), GREEDY_MIN, UPDATES[opt.update],
+                ACCEPT[opt.accept], float(opt.margin), float(opt.C), float(opt.learning_rate), theta, u_sum,
+                params.learnable, phi_cur, phi_gold, every, tr, stats)
             # rows are written inside one compiled run: their times are spread over its duration by step
             t_end = time.perf_counter() - start
             for r in range(rows):
-                trace.append({"epoch": epoch + 1, "world": w_i, "step": total_steps + int(tr[r, 0]),
+                trace.append({"epoch": epoch + 1, "world": w_i, "step": int(tr[r, 0]),
                               "loss": float(tr[r, 1]), "theta": tr[r, 2:].copy(),
-                              "seconds": t_run + (t_end - t_run) * float(tr[r, 0]) / max(steps, 1)})
+                              "seconds": t_run + (t_end - t_run) * float(tr[r, 0] - total_steps) / max(steps, 1)})
             total_steps += steps
             if callback is not None:
                 callback(epoch + 1, theta.copy(), trace[-1]["loss"] if trace else None)
@@ -399,9 +190,9 @@ def samplerank(models: list[ClusterModel], params: Parameters, options: SampleRa
                 break
         if timed_out:
             break
-    final = theta_sum / max(total_steps, 1) if opt.average else theta.copy()
+    final = theta - u_sum / total_steps if (opt.average and total_steps) else theta.copy()
     final[~params.learnable] = params.initial[~params.learnable]
-    info = {"steps": int(total_steps), "updates": int(stats[1]), "accepted": int(stats[2]),
+    info = {"steps": int(total_steps), "updates": int(stats[SR_UPDATES]), "accepted": int(stats[SR_ACCEPTED]),
             "worlds": len(models), "mentions": int(sum(m.n for m in models)),
             "seconds": time.perf_counter() - start, "timed_out": timed_out,
             "final_train_loss": trace[-1]["loss"] if trace else None}

@@ -39,8 +39,10 @@ and the weights are read from ``theta``). Models that query an equivalence
 predicate go to :mod:`.samplerank`; a run that queries an equivalence
 predicate and ordinary predicates at once is refused (learn/api.py).
 
-Kernels: :func:`_flip_acc` (one atom, counts and feature change) and
-:func:`samplerank_atoms_run` (the steps), numba, no Python per step.
+Kernels: :func:`_flip_acc` (one atom, counts and feature change) and the
+training worlds as a state kind of :mod:`markovlogic.onestate`
+(``TRAINING_WORLDS``); :func:`samplerank_atoms_run` is the generic SampleRank
+loop bound to it (numba, no Python per step).
 
 Measured (bench/workloads/learn_uwcse.py, where the table and command are
 quoted): UW-CSE advisedBy, 5 folds, from zero weights, 2 epochs (8.5-12.5M
@@ -63,12 +65,13 @@ import numpy as np
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
-from ..infer.mh import _accept
+from ..infer.mh import GREEDY_EPS
 from ..infer.samplesat import _other_in_block, feasible_state, prepare as prepare_sampler, rand_below, rand_unit
+from ..onestate import StateKind, bind, dot
 from .counts import expand_ranges
 from .data import TrainingSet, prepare
 from .result import Callback, LearnResult, TraceRow
-from .samplerank_core import ACCEPT, ATOM_LOSSES, UPDATES, SampleRankOptions, rank_update
+from .samplerank_core import ACCEPT, ATOM_LOSSES, UPDATES, SampleRankOptions
 
 CHUNK = 200_000          # steps per kernel call (time limit and callback granularity)
 # statistics slots
@@ -77,7 +80,7 @@ ST_PROPOSED, ST_REFUSED, ST_UPDATES, ST_ACCEPTED = range(4)
 
 # ---------------------------------------------------------------- kernels
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _flip_acc(a, world, count, atom_lit_start, occ_clause, occ_positive, is_hard, cp_start, cp_param, cp_coef,
               dphi):
     """Flip atom ``a``: update the true-literal counts, add the change of the
@@ -107,7 +110,7 @@ def _flip_acc(a, world, count, atom_lit_start, occ_clause, occ_positive, is_hard
     return hv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _loss_change(a, world, truth, in_loss):
     """Change of the Hamming loss if atom ``a`` flips."""
     if not in_loss[a]:
@@ -115,93 +118,136 @@ def _loss_change(a, world, truth, in_loss):
     return 1.0 if world[a] == truth[a] else -1.0
 
 
+# ---------------------------------------------------------------- the state kind
+#
+# Training worlds as a state kind of markovlogic.onestate: S = (g, s, free,
+# blocks, p_block, truth, in_loss, theta, dphi, dl, loss_cur) with g the
+# network arrays and s = (world, count, block_true, rs) as below, theta the
+# learned weights (read in place: set_weights has nothing to do), dphi the
+# feature change of the pending move and dl (float64[1]) its loss change.
+# The diff: [move, a1, a2]: a flip of a1 (a2 = -1) or a block move from a1 to
+# a2, applied by propose (which accumulates dphi) and undone by reject.
+
+
+@nb.njit(cache=True, _nrt=False)
+def _flip_move(S, a1, a2):
+    g, s, dphi = S[0], S[1], S[8]
+    hv = _flip_acc(a1, s[0], s[1], g[0], g[1], g[2], g[3], g[7], g[8], g[9], dphi)
+    if a2 >= 0:
+        hv += _flip_acc(a2, s[0], s[1], g[0], g[1], g[2], g[3], g[7], g[8], g[9], dphi)
+    return hv
+
+
+@nb.njit(cache=True, _nrt=False)
+def _unflip_move(S, a1, a2):
+    g, s, dphi = S[0], S[1], S[8]
+    if a2 >= 0:
+        _flip_acc(a2, s[0], s[1], g[0], g[1], g[2], g[3], g[7], g[8], g[9], dphi)
+    _flip_acc(a1, s[0], s[1], g[0], g[1], g[2], g[3], g[7], g[8], g[9], dphi)
+
+
+@nb.njit(cache=True)
+def train_propose(S, diff):
+    g, s, free, blocks, p_block, truth, in_loss = S[0], S[1], S[2], S[3], S[4], S[5], S[6]
+    world, block_true, rs = s[0], s[2], s[3]
+    dphi, dl = S[8], S[9]
+    nf = len(free)
+    nbk = len(blocks)
+    diff[0] = 0
+    if nf + nbk == 0:
+        return np.nan, 0.0
+    a2 = -1
+    if nbk > 0 and (nf == 0 or rand_unit(rs) < p_block):
+        b = blocks[rand_below(rs, nbk)]
+        a1 = block_true[b]
+        a2 = _other_in_block(rs, b, a1, g[4], g[5])
+        diff[0] = 1
+    else:
+        a1 = free[rand_below(rs, nf)]
+    diff[1] = a1
+    diff[2] = a2
+    d = _loss_change(a1, world, truth, in_loss)
+    if a2 >= 0:
+        d += _loss_change(a2, world, truth, in_loss)
+    dl[0] = d
+    for k in range(len(dphi)):
+        dphi[k] = 0.0
+    if _flip_move(S, a1, a2) > 0:
+        _unflip_move(S, a1, a2)
+        return -np.inf, 0.0
+    return train_score_delta(S, diff), 0.0
+
+
+@nb.njit(cache=True)
+def train_accept(S, diff, d, track):
+    S[10][0] += S[9][0]
+    a2 = diff[2]
+    if a2 >= 0:
+        S[1][2][S[0][6][a2]] = a2
+
+
+@nb.njit(cache=True)
+def train_reject(S, diff):
+    _unflip_move(S, diff[1], diff[2])
+
+
+@nb.njit(cache=True)
+def train_unit(S):
+    return rand_unit(S[1][3])
+
+
+@nb.njit(cache=True)
+def train_loss_delta(S, diff):
+    return S[9][0]
+
+
+@nb.njit(cache=True)
+def train_features(S, diff, out):
+    dphi = S[8]
+    for k in range(len(dphi)):
+        out[k] = dphi[k]
+
+
+@nb.njit(cache=True)
+def train_set_weights(S, theta):
+    pass
+
+
+@nb.njit(cache=True)
+def train_score_delta(S, diff):
+    return dot(S[7], S[8])
+
+
+@nb.njit(cache=True)
+def train_loss(S):
+    return S[10][0]
+
+
+TRAINING_WORLDS = StateKind("training_worlds", train_propose, train_accept, train_reject, train_unit,
+                            loss_delta=train_loss_delta, features=train_features, set_weights=train_set_weights,
+                            score_delta=train_score_delta, loss=train_loss, jit=dict(_nrt=False))
+LOOPS = bind(TRAINING_WORLDS)
+_sr_loop = LOOPS.samplerank
+
+
 @nb.njit(cache=True)
 def samplerank_atoms_run(n_steps, step0, temp, update, accept_kind, margin, C, rate, g, s, free, blocks, p_block,
                          truth, in_loss, theta, u_sum, learnable, phi_cur, phi_gold, loss_cur, trace_every, trace,
                          stats):
     """``n_steps`` SampleRank steps on one network (module docstring), the
-    global step count starting after ``step0``. ``g``: the network arrays
-    (atom_lit_start, occ_clause, occ_positive, is_hard, block_start,
+    global step count starting after ``step0``: the generic SampleRank loop of
+    :mod:`markovlogic.onestate` bound to training worlds. ``g``: the network
+    arrays (atom_lit_start, occ_clause, occ_positive, is_hard, block_start,
     block_atoms, atom_block, cp_start, cp_param, cp_coef); ``s``: the chain
     (world, count, block_true, rs), updated in place, as are ``theta``,
     ``u_sum`` (sum of (t-1) * change of theta at step t), ``phi_cur``,
     ``loss_cur[0]`` and ``stats``. Every ``trace_every``-th global step a row
     (step, loss, theta) goes to ``trace``; returns the rows written."""
-    atom_lit_start, occ_clause, occ_positive, is_hard = g[0], g[1], g[2], g[3]
-    block_start, block_atoms, atom_block, cp_start, cp_param, cp_coef = g[4], g[5], g[6], g[7], g[8], g[9]
-    world, count, block_true, rs = s[0], s[1], s[2], s[3]
     D = len(theta)
-    dphi = np.zeros(D)
-    dth = np.zeros(D)
-    before = np.zeros(D)
-    gb = np.zeros(D)
-    G = np.zeros((3, D))
-    margins = np.zeros(3)
-    alpha = np.zeros(3)
-    nf = len(free)
-    nbk = len(blocks)
-    rows = 0
-    for it in range(n_steps):
-        step = step0 + it + 1
-        if nf + nbk > 0:
-            a2 = -1
-            if nbk > 0 and (nf == 0 or rand_unit(rs) < p_block):
-                b = blocks[rand_below(rs, nbk)]
-                a1 = block_true[b]
-                a2 = _other_in_block(rs, b, a1, block_start, block_atoms)
-            else:
-                a1 = free[rand_below(rs, nf)]
-            stats[ST_PROPOSED] += 1
-            dl = _loss_change(a1, world, truth, in_loss)
-            if a2 >= 0:
-                dl += _loss_change(a2, world, truth, in_loss)
-            for k in range(D):
-                dphi[k] = 0.0
-            hv = _flip_acc(a1, world, count, atom_lit_start, occ_clause, occ_positive, is_hard, cp_start, cp_param,
-                           cp_coef, dphi)
-            if a2 >= 0:
-                hv += _flip_acc(a2, world, count, atom_lit_start, occ_clause, occ_positive, is_hard, cp_start,
-                                cp_param, cp_coef, dphi)
-            if hv > 0:
-                stats[ST_REFUSED] += 1
-                take = False
-            else:
-                if dl != 0.0:
-                    for k in range(D):
-                        dth[k] = dphi[k] if learnable[k] else 0.0
-                        before[k] = theta[k]
-                    if rank_update(theta, dth, dl, phi_cur, phi_gold, learnable, update, margin, C, rate,
-                                   gb, G, margins, alpha):
-                        stats[ST_UPDATES] += 1
-                        for k in range(D):
-                            u_sum[k] += (step - 1) * (theta[k] - before[k])
-                if accept_kind == 0:
-                    d = 0.0
-                    for k in range(D):
-                        d += theta[k] * dphi[k]
-                    take = _accept(d, temp, rs)
-                else:
-                    take = dl < 0.0 or (dl == 0.0 and rand_unit(rs) < 0.5)
-            if take:
-                stats[ST_ACCEPTED] += 1
-                loss_cur[0] += dl
-                for k in range(D):
-                    phi_cur[k] += dphi[k]
-                if a2 >= 0:
-                    block_true[atom_block[a2]] = a2
-            else:
-                if a2 >= 0:
-                    _flip_acc(a2, world, count, atom_lit_start, occ_clause, occ_positive, is_hard, cp_start,
-                              cp_param, cp_coef, dphi)
-                _flip_acc(a1, world, count, atom_lit_start, occ_clause, occ_positive, is_hard, cp_start, cp_param,
-                          cp_coef, dphi)
-        if trace_every > 0 and step % trace_every == 0 and rows < trace.shape[0]:
-            trace[rows, 0] = step
-            trace[rows, 1] = loss_cur[0]
-            for k in range(D):
-                trace[rows, 2 + k] = theta[k]
-            rows += 1
-    return rows
+    S = (g, s, free, blocks, p_block, truth, in_loss, theta, np.zeros(D), np.zeros(1), loss_cur)
+    work = (np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(D), np.zeros((3, D)), np.zeros(3), np.zeros(3))
+    return _sr_loop(S, np.zeros(3, np.int64), work, n_steps, step0, step0, temp, -GREEDY_EPS, update, accept_kind,
+                    margin, C, rate, theta, u_sum, learnable, phi_cur, phi_gold, trace_every, trace, stats)
 
 
 # ---------------------------------------------------------------- chains

@@ -12,9 +12,10 @@ does not, :func:`rank_update` moves the weights ``theta``:
 * ``mira++``: MIRA with two more constraints, the truth ranked above both
   worlds by the margin, solved by Hildreth's method.
 
-Two chains use it: over clusterings of an equivalence predicate
-(:mod:`.samplerank`) and over the atoms of a ground network
-(:mod:`.samplerank_atoms`); ``mln learn --method samplerank`` picks one from
+The update (:func:`rank_update`) and the step loop are written once, over
+any kind of state, in :mod:`markovlogic.onestate`. Two state kinds use them:
+clusterings of an equivalence predicate (:mod:`.samplerank`) and the atoms of
+a ground network (:mod:`.samplerank_atoms`); ``mln learn --method samplerank`` picks one from
 the query predicates (learn/api.py). :class:`SampleRankOptions` is the one
 options class of the method, for the CLI and the API.
 """
@@ -24,10 +25,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from ..errors import OptionError
+from ..onestate import dot, hildreth, rank_update  # noqa: F401 (the update lives with the loop)
 
 LOSSES = {"hamming": 0, "pairwise-f1": 1, "b3": 2}
 ATOM_LOSSES = ("hamming",)          # losses over ordinary query atoms
@@ -113,88 +114,3 @@ class SampleRankOptions:
         if self.max_seconds is not None and not (_real(self.max_seconds) and self.max_seconds > 0):
             raise OptionError(f"max_seconds must be a positive number, got {self.max_seconds!r}")
         return self
-
-
-# ---------------------------------------------------------------- kernels
-
-@nb.njit(cache=True)
-def dot(a, b):
-    s = 0.0
-    for k in range(len(a)):
-        s += a[k] * b[k]
-    return s
-
-
-@nb.njit(cache=True)
-def hildreth(theta, G, margins, C, iters, alpha):
-    """theta <- argmin ||theta' - theta||^2 s.t. theta' . G[i] >= margins[i]
-    (dual coordinate ascent, multipliers in [0, C]; ``alpha``: a buffer of
-    ``len(G)``)."""
-    m = G.shape[0]
-    for i in range(m):
-        alpha[i] = 0.0
-    for _ in range(iters):
-        changed = False
-        for i in range(m):
-            nn = dot(G[i], G[i])
-            if nn <= 0.0:
-                continue
-            a_new = alpha[i] + (margins[i] - dot(theta, G[i])) / nn
-            a_new = min(max(a_new, 0.0), C)
-            da = a_new - alpha[i]
-            if da != 0.0:
-                changed = True
-                alpha[i] = a_new
-                for k in range(len(theta)):
-                    theta[k] += da * G[i, k]
-        if not changed:
-            break
-
-
-@nb.njit(cache=True)
-def rank_update(theta, dth, dloss, phi_cur, phi_gold, learnable, update, margin, C, rate, g, G, margins, alpha):
-    """One SampleRank update (module docstring) for the proposal ``y -> y'``:
-    ``dth = phi(y') - phi(y)`` with zeros on the fixed parameters, ``dloss =
-    loss(y') - loss(y)`` (not 0), ``phi_cur = phi(y)``, ``phi_gold`` the
-    features of the training truth. ``g`` (D), ``G`` (3 x D), ``margins``
-    (3), ``alpha`` (3) are work buffers. Returns True when ``theta`` moved."""
-    D = len(theta)
-    sign = 1.0 if dloss < 0.0 else -1.0
-    for k in range(D):
-        g[k] = sign * dth[k]
-    m = dot(theta, g)
-    nn = dot(g, g)
-    if nn <= 0.0:
-        return False
-    if update == 0:
-        if m <= 0.0:
-            for k in range(D):
-                theta[k] += rate * g[k]
-            return True
-        return False
-    if update == 1:
-        if m < margin:
-            tau = min(C, (margin - m) / nn)
-            for k in range(D):
-                theta[k] += tau * g[k]
-            return True
-        return False
-    if m < margin or dot(theta, phi_gold) - dot(theta, phi_cur) < margin:
-        for k in range(D):
-            G[0, k] = g[k]
-            if dloss < 0.0:         # y' better: the truth above y' (the better) and y
-                G[1, k] = phi_gold[k] - (phi_cur[k] + dth[k])
-                G[2, k] = phi_gold[k] - phi_cur[k]
-            else:
-                G[1, k] = phi_gold[k] - phi_cur[k]
-                G[2, k] = phi_gold[k] - (phi_cur[k] + dth[k])
-            if not learnable[k]:
-                G[1, k] = 0.0
-                G[2, k] = 0.0
-        margins[0] = margin
-        margins[1] = margin
-        margins[2] = margin
-        hildreth(theta, G, margins, C, 50, alpha)
-        return True
-    return False
-
