@@ -399,3 +399,49 @@ def test_mh_samplerank_reports_the_returned_model_under_agglomerative_map():
     assert stats["final_train_pairwise_f1"] == pytest.approx(_agglomerative_f1(learned, text), abs=1e-9)
     assert stats["final_train_loss"] == pytest.approx(1.0 - stats["final_train_pairwise_f1"])
     assert "final_chain_loss" in stats
+
+
+def _documents(n_docs=6, seed=3):
+    """Documents of chained mentions: weak links between entities of one
+    document, none across documents (each document a component)."""
+    rnd = random.Random(seed)
+    lines, truth = [], []
+    rid = 0
+    for _ in range(n_docs):
+        ents = []
+        for _ in range(3):
+            size = rnd.randint(2, 4)
+            mem = [f"M{rid + k}" for k in range(size)]
+            rid += size
+            ents.append(mem)
+            lines += [f"Strong({a},{b})" for a, b in zip(mem, mem[1:])]
+            truth += [f"Same({mem[i]},{mem[j]})" for i in range(size) for j in range(i + 1, size)]
+        for a, b in zip(ents, ents[1:]):
+            lines.append(f"Weak({a[0]},{b[-1]})")
+    return "\n".join(lines + truth) + "\n"
+
+
+def test_held_out_halves_by_components_keep_documents_whole():
+    from markovlogic.learn.merge_rank import held_out_parts
+
+    text = _documents()
+    mln = MLN.from_string(CHAIN_MODEL)
+    model = build_cluster_model(mln, Database.from_string(text, mln=mln), "Same", truth=True)
+    (a, b), _ = held_out_parts([model], "components")
+    a, b = a[0], b[0]
+    assert a.n + b.n == model.n and abs(a.n - b.n) <= 4
+    # no candidate pair is cut: each half keeps all its linked pairs, and each has gold pairs
+    assert int(a.arrays.indptr[-1]) + int(b.arrays.indptr[-1]) == int(model.arrays.indptr[-1])
+    for part in (a, b):
+        assert len(np.unique(part.gold_labels)) < part.n
+    # halves of gold clusters cut linked pairs (the weak links between entities)
+    (c, d), _ = held_out_parts([model], "clusters")
+    assert int(c[0].arrays.indptr[-1]) + int(d[0].arrays.indptr[-1]) < int(model.arrays.indptr[-1])
+    linked = MLN.from_string(CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n")
+    learned = learn_model(linked, Database.from_string(text, mln=linked), query_predicates=["Same"],
+                          method="samplerank", held_out="components", update="mira", epochs=2)
+    assert learned.result.stats["held_out"] == "components"
+    assert learned.result.stats["final_train_pairwise_f1"] == pytest.approx(1.0)
+    with pytest.raises(OptionError, match="held-out must be one of"):
+        learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
+                    inference="agglomerative", held_out="documents")
