@@ -445,3 +445,35 @@ def test_held_out_halves_by_components_keep_documents_whole():
     with pytest.raises(OptionError, match="held-out must be one of"):
         learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
                     inference="agglomerative", held_out="documents")
+
+
+@pytest.mark.parametrize("const", [-0.4, -3.5])
+def test_max_linkage_alone_is_logistic_pairs_plus_transitive_closure(const):
+    """With the set-level weights at 0, max linkage and the per-cluster constant
+    make greedy agglomerative MAP the transitive closure of the pairs whose
+    score passes -const / w_max: the pairwise baseline is in the family
+    (examples/coref/first-order.mln)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    text = _documents(n_docs=4)
+    model = (CHAIN_MODEL.replace("0 Strong", "2 Strong").replace("0 Weak", "-1 Weak").replace("0 !Same", "0.5 !Same")
+             + f"1.5 link max(x, y in Same: score(x, y))\n0 size(Same) > 3\n{const} size(Same) > 0\n")
+    mln = MLN.from_string(model)
+    evidence = "\n".join(l for l in text.splitlines() if not l.startswith("Same")) + "\n"
+    (part,) = mln.map(Database.from_string(evidence, mln=mln), queries="Same", method="agglomerative").parts
+    names = part.model.mention_names
+    index = {nm: i for i, nm in enumerate(names)}
+    score = {}
+    for line in evidence.split():
+        kind, args = line[:-1].split("(")
+        a, b = sorted(args.split(","))
+        # the prior !Same(x, y) holds for both orders of a pair: -0.5 twice
+        score[(a, b)] = score.get((a, b), -1.0) + (2.0 if kind == "Strong" else -1.0)
+    keep = [(index[a], index[b]) for (a, b), s in score.items() if 1.5 * s - const > 0]
+    rows, cols = zip(*keep) if keep else ((), ())
+    g = coo_matrix((np.ones(len(keep)), (rows, cols)), shape=(len(names), len(names)))
+    _, closure = connected_components(g, directed=False)
+    same = part.labels[:, None] == part.labels[None, :]
+    assert (same == (closure[:, None] == closure[None, :])).all()
+    assert len(np.unique(part.labels)) == (12 if const == -0.4 else 4)     # entities; documents
