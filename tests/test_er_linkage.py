@@ -442,6 +442,9 @@ def test_held_out_halves_by_components_keep_documents_whole():
                           method="samplerank", held_out="components", update="mira", epochs=2)
     assert learned.result.stats["held_out"] == "components"
     assert learned.result.stats["final_train_pairwise_f1"] == pytest.approx(1.0)
+    # what `mln learn` prints as the training loss is the returned model's, after the held-out selection's rows
+    assert len(learned.result.trace) > 1
+    assert learned.result.objective == pytest.approx(learned.result.stats["final_train_loss"])
     with pytest.raises(OptionError, match="held-out must be one of"):
         learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
                     inference="agglomerative", held_out="documents")

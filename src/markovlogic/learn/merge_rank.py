@@ -47,7 +47,9 @@ fixed.
 
 Hyperparameters (the update rule, epochs, C, the logistic regularisation)
 are chosen on a held-out part of the training data (the training worlds,
-or halves of the single world's gold clusters): each candidate is trained
+or halves of the single world: of its gold clusters, or with
+``held_out='components'`` of the connected components of its candidate
+graph, e.g. whole documents): each candidate is trained
 on one part, calibrated there, and scored by pairwise F1 on the other
 under agglomerative inference; the best is retrained on everything.
 """
@@ -1234,9 +1236,13 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
         stats["blocking_recall"] = float(np.mean([m.stats.get("blocking_recall", 1.0) for m in models]))
     result = LearnResult(params=all_theta, param_info=pinfo, method="samplerank",
                          objective_name="training loss (1 - pairwise F1 under agglomerative inference)",
+                         # the held-out selection's rows (1 - held-out F1 of each setting tried), then the
+                         # returned model's training loss: result.objective, what `mln learn` prints
                          trace=[TraceRow(iteration=i, objective=1.0 - r["held_out_f1"], params=np.zeros(0),
                                          info={k: v for k, v in r.items() if k != "held_out_f1"})
-                                for i, r in enumerate(info.get("selection", []))],
+                                for i, r in enumerate(info.get("selection", []))]
+                         + [TraceRow(iteration=len(info.get("selection", [])), objective=1.0 - train_f1,
+                                     params=all_theta.copy(), info={"final": True})],
                          iterations=int(info.get("steps", info.get("walks", 0))), converged=False,
                          seconds=learn_seconds, stats=stats)
     result.selection = info.get("selection", [])
