@@ -411,3 +411,84 @@ def test_clustering_learners_time_their_trace_rows():
         secs = [r.seconds for r in learned.result.trace]
         assert secs and all(s is not None and s >= 0 for s in secs), inference
         assert secs == sorted(secs), inference
+
+
+def _documents(n_docs=6, seed=3):
+    """Documents of chained mentions: weak links between entities of one
+    document, none across documents (each document a component)."""
+    rnd = random.Random(seed)
+    lines, truth = [], []
+    rid = 0
+    for _ in range(n_docs):
+        ents = []
+        for _ in range(3):
+            size = rnd.randint(2, 4)
+            mem = [f"M{rid + k}" for k in range(size)]
+            rid += size
+            ents.append(mem)
+            lines += [f"Strong({a},{b})" for a, b in zip(mem, mem[1:])]
+            truth += [f"Same({mem[i]},{mem[j]})" for i in range(size) for j in range(i + 1, size)]
+        for a, b in zip(ents, ents[1:]):
+            lines.append(f"Weak({a[0]},{b[-1]})")
+    return "\n".join(lines + truth) + "\n"
+
+
+def test_held_out_halves_by_components_keep_documents_whole():
+    from markovlogic.learn.merge_rank import held_out_parts
+
+    text = _documents()
+    mln = MLN.from_string(CHAIN_MODEL)
+    model = build_cluster_model(mln, Database.from_string(text, mln=mln), "Same", truth=True)
+    (a, b), _ = held_out_parts([model], "components")
+    a, b = a[0], b[0]
+    assert a.n + b.n == model.n and abs(a.n - b.n) <= 4
+    # no candidate pair is cut: each half keeps all its linked pairs, and each has gold pairs
+    assert int(a.arrays.indptr[-1]) + int(b.arrays.indptr[-1]) == int(model.arrays.indptr[-1])
+    for part in (a, b):
+        assert len(np.unique(part.gold_labels)) < part.n
+    # halves of gold clusters cut linked pairs (the weak links between entities)
+    (c, d), _ = held_out_parts([model], "clusters")
+    assert int(c[0].arrays.indptr[-1]) + int(d[0].arrays.indptr[-1]) < int(model.arrays.indptr[-1])
+    linked = MLN.from_string(CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n")
+    learned = learn_model(linked, Database.from_string(text, mln=linked), query_predicates=["Same"],
+                          method="samplerank", held_out="components", update="mira", epochs=2)
+    assert learned.result.stats["held_out"] == "components"
+    assert learned.result.stats["final_train_pairwise_f1"] == pytest.approx(1.0)
+    # what `mln learn` prints as the training loss is the returned model's, after the held-out selection's rows
+    assert len(learned.result.trace) > 1
+    assert learned.result.objective == pytest.approx(learned.result.stats["final_train_loss"])
+    with pytest.raises(OptionError, match="held-out must be one of"):
+        learn_model(mln, Database.from_string(text, mln=mln), query_predicates=["Same"], method="samplerank",
+                    inference="agglomerative", held_out="documents")
+
+
+@pytest.mark.parametrize("const", [-0.4, -3.5])
+def test_max_linkage_alone_is_logistic_pairs_plus_transitive_closure(const):
+    """With the set-level weights at 0, max linkage and the per-cluster constant
+    make greedy agglomerative MAP the transitive closure of the pairs whose
+    score passes -const / w_max: the pairwise baseline is in the family
+    (examples/coref/first-order.mln)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    text = _documents(n_docs=4)
+    model = (CHAIN_MODEL.replace("0 Strong", "2 Strong").replace("0 Weak", "-1 Weak").replace("0 !Same", "0.5 !Same")
+             + f"1.5 link max(x, y in Same: score(x, y))\n0 size(Same) > 3\n{const} size(Same) > 0\n")
+    mln = MLN.from_string(model)
+    evidence = "\n".join(l for l in text.splitlines() if not l.startswith("Same")) + "\n"
+    (part,) = mln.map(Database.from_string(evidence, mln=mln), queries="Same", method="agglomerative").parts
+    names = part.model.mention_names
+    index = {nm: i for i, nm in enumerate(names)}
+    score = {}
+    for line in evidence.split():
+        kind, args = line[:-1].split("(")
+        a, b = sorted(args.split(","))
+        # the prior !Same(x, y) holds for both orders of a pair: -0.5 twice
+        score[(a, b)] = score.get((a, b), -1.0) + (2.0 if kind == "Strong" else -1.0)
+    keep = [(index[a], index[b]) for (a, b), s in score.items() if 1.5 * s - const > 0]
+    rows, cols = zip(*keep) if keep else ((), ())
+    g = coo_matrix((np.ones(len(keep)), (rows, cols)), shape=(len(names), len(names)))
+    _, closure = connected_components(g, directed=False)
+    same = part.labels[:, None] == part.labels[None, :]
+    assert (same == (closure[:, None] == closure[None, :])).all()
+    assert len(np.unique(part.labels)) == (12 if const == -0.4 else 4)     # entities; documents

@@ -93,6 +93,11 @@ def learn_command(
         help="samplerank --inference agglomerative: which valued linkage features (link sum/max/mean/min) the cluster "
              "layer uses: all, max, sum, mean or min (default: chosen on held-out training data among all, max, "
              "sum and mean)."),
+    held_out: Optional[str] = typer.Option(
+        None, "--held-out",
+        help="samplerank --inference agglomerative on one training world: halve it by its gold clusters (default) "
+             "or by the connected components of its candidate graph (components: whole documents) for the "
+             "held-out choices and the pair layer's cross-fitting."),
     steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant, or per query atom)."),
     temperature: Optional[float] = typer.Option(
         None, "--temperature", help="samplerank: temperature of the training chain (default 1; larger explores more; "
@@ -156,7 +161,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

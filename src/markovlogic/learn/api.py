@@ -45,7 +45,7 @@ _METHOD_OPTIONS = {
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
                    "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log",
-                   "linkage"},
+                   "linkage", "held_out"},
 }
 
 
@@ -303,6 +303,8 @@ def _learn_model(
         if kwargs.pop("linkage", None) is not None:
             raise OptionError("--linkage applies to samplerank --inference agglomerative (a model with linkage "
                               "features)")
+        if kwargs.pop("held_out", None) is not None:
+            raise OptionError("--held-out applies to samplerank --inference agglomerative")
         options_sr = SampleRankOptions(**kwargs).check()
         _check_truth(dbs, chosen, multiple_databases)
         if kind == "clusters":

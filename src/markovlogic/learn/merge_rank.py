@@ -47,7 +47,9 @@ fixed.
 
 Hyperparameters (the update rule, epochs, C, the logistic regularisation)
 are chosen on a held-out part of the training data (the training worlds,
-or halves of the single world's gold clusters): each candidate is trained
+or halves of the single world: of its gold clusters, or with
+``held_out='components'`` of the connected components of its candidate
+graph, e.g. whole documents): each candidate is trained
 on one part, calibrated there, and scored by pairwise F1 on the other
 under agglomerative inference; the best is retrained on everything.
 """
@@ -68,6 +70,7 @@ from ..cluster.kernels import apply_merge, merge_delta
 UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
 MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sampled beyond)
 FOLLOW = {"model": 0, "oracle": 1}
+HELD_OUT = ("clusters", "components")
 
 
 LINKAGES = ("all", "max", "sum", "mean", "min")
@@ -120,6 +123,12 @@ class MergeRankOptions:
     # chosen on held-out training data after the update rule: "all", or one kind alone ("max": the pair
     # scores' single link, LR + closure; "sum": correlation clustering; "mean": average link)
     linkage: str | tuple = ("all", "max", "sum", "mean")
+    # how a single training world is halved for held-out choices and the pair layer's cross-fitting:
+    # "clusters" (halves of its gold clusters) or "components" (halves of the connected components of its
+    # candidate graph: whole documents of a coreference corpus, each a sub-problem with all its mentions; halves
+    # of gold clusters leave out the other half's mentions, an easier problem whose calibrated threshold
+    # over-merges on the whole: measured on GUM, examples/coref/README.md)
+    held_out: str = "clusters"
 
     def check(self) -> "MergeRankOptions":
         for u in _grid(self.update):
@@ -143,6 +152,8 @@ class MergeRankOptions:
         for v in _grid(self.linkage):
             if v not in LINKAGES:
                 raise OptionError(f"unknown linkage {v!r}; choose among {', '.join(LINKAGES)}")
+        if self.held_out not in HELD_OUT:
+            raise OptionError(f"held-out must be one of {', '.join(HELD_OUT)}, got {self.held_out!r}")
         return self
 
 
@@ -806,10 +817,55 @@ def settings_of(opt: MergeRankOptions) -> list[tuple]:
     return uniq
 
 
-def held_out_parts(models) -> list[tuple[list, list]]:
+def _component_halves(model) -> tuple[np.ndarray, np.ndarray] | None:
+    """Two halves of ``model``'s constants, each a union of connected
+    components of its candidate graph (no linked pair is cut), balanced by
+    size (largest components first, each to the smaller half; ties in a
+    seeded random order); None when fewer than two components have a gold
+    pair."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    md = model.arrays
+    n = md.n
+    g = csr_matrix((np.ones(len(md.indices)), md.indices.astype(np.int64), md.indptr), shape=(n, n))
+    k, comp = connected_components(g, directed=False)
+    gold = np.asarray(model.gold_labels, np.int64)
+    # components holding a gold pair: a gold label seen twice within the component
+    key = comp.astype(np.int64) * (int(gold.max()) + 1 if n else 1) + gold
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    with_pairs = np.unique(comp[first[counts > 1]])
+    if len(with_pairs) < 2:
+        return None
+    sizes = np.bincount(comp, minlength=k)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(k)
+    order = order[np.argsort(-sizes[order], kind="stable")]
+    side = np.zeros(k, np.int64)
+    load = [0, 0]
+    seen_pairs = [0, 0]
+    has = np.zeros(k, bool)
+    has[with_pairs] = True
+    for c in order:
+        # a component with gold pairs goes first to a half that has none yet, then to the lighter half
+        if has[c] and min(seen_pairs) == 0:
+            s = 0 if seen_pairs[0] == 0 else 1
+        else:
+            s = 0 if load[0] <= load[1] else 1
+        side[c] = s
+        load[s] += int(sizes[c])
+        seen_pairs[s] += int(has[c])
+    mask = side[comp] == 0
+    return np.flatnonzero(mask), np.flatnonzero(~mask)
+
+
+def held_out_parts(models, by: str = "clusters") -> list[tuple[list, list]]:
     """Two (train, held-out) splits of the training worlds: the worlds
-    themselves when there are two or more (each world held out in turn,
-    at most two), else halves of the single world's gold clusters."""
+    themselves when there are two or more (each half held out in turn),
+    else halves of the single world: of its gold clusters (``by='clusters'``)
+    or of the connected components of its candidate graph
+    (``by='components'``; halves of gold clusters when it has fewer than two
+    components with a gold pair)."""
     from ..cluster.model import subset_model
 
     if len(models) >= 2:
@@ -817,13 +873,16 @@ def held_out_parts(models) -> list[tuple[list, list]]:
         a, b = models[:half], models[half:]
         return [(a, b), (b, a)]
     m = models[0]
-    gold = m.gold_labels
-    rng = np.random.default_rng(0)
-    clusters = np.unique(gold)
-    side = rng.permutation(len(clusters)) % 2
-    mask = side[np.searchsorted(clusters, gold)] == 0
-    a = subset_model(m, np.flatnonzero(mask))
-    b = subset_model(m, np.flatnonzero(~mask))
+    halves = _component_halves(m) if by == "components" else None
+    if halves is None:
+        gold = m.gold_labels
+        rng = np.random.default_rng(0)
+        clusters = np.unique(gold)
+        side = rng.permutation(len(clusters)) % 2
+        mask = side[np.searchsorted(clusters, gold)] == 0
+        halves = (np.flatnonzero(mask), np.flatnonzero(~mask))
+    a = subset_model(m, halves[0])
+    b = subset_model(m, halves[1])
     return [([a], [b]), ([b], [a])]
 
 
@@ -838,7 +897,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     chosen = settings[0]
     table = []
     if opt.select and len(settings) > 1:
-        splits = held_out_parts(models)
+        splits = held_out_parts(models, opt.held_out)
         for setting in settings:
             tp = pp = gp = 0.0
             for train, held in splits:
@@ -861,7 +920,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     families = [(v, restrict_linkage(params, models[0], v)) for v in _grid(opt.linkage)]
     families = [(v, p) for v, p in families if p is not None]
     if opt.select and len(families) > 1:
-        splits = held_out_parts(models)
+        splits = held_out_parts(models, opt.held_out)
         scored = []
         for v, pv in families:
             tp = pp = gp = 0.0
@@ -883,6 +942,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     worlds = [_World(m) for m in models]
     theta, info = _train(worlds, params, chosen, opt, deadline)
     info.update({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3], "linkage": linkage,
+                 "held_out": opt.held_out,
                  "selection": table, "seconds": time.perf_counter() - start,
                  "timed_out": deadline is not None and time.perf_counter() > deadline})
     return theta, info
@@ -1062,7 +1122,7 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
             raise OptionError(f"unknown update {kwargs['update']!r} for samplerank --inference agglomerative; "
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
-    for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage"):
+    for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
@@ -1123,7 +1183,7 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
         if len(models) >= 2:
             parts = models
         else:
-            parts = [p for p, _ in held_out_parts(models)]
+            parts = [p for p, _ in held_out_parts(models, opt.held_out)]
             parts = [parts[0][0], parts[1][0]]
         pair_l2, table = choose_pair_l2(parts, param_p, coef_p, init_p, learn_p)
         for k, part in enumerate(parts):
@@ -1176,10 +1236,14 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
         stats["blocking_recall"] = float(np.mean([m.stats.get("blocking_recall", 1.0) for m in models]))
     result = LearnResult(params=all_theta, param_info=pinfo, method="samplerank",
                          objective_name="training loss (1 - pairwise F1 under agglomerative inference)",
+                         # the held-out selection's rows (1 - held-out F1 of each setting tried), then the
+                         # returned model's training loss: result.objective, what `mln learn` prints
                          trace=[TraceRow(iteration=i, objective=1.0 - r["held_out_f1"], params=np.zeros(0),
                                          seconds=r.get("seconds"),
                                          info={k: v for k, v in r.items() if k not in ("held_out_f1", "seconds")})
-                                for i, r in enumerate(info.get("selection", []))],
+                                for i, r in enumerate(info.get("selection", []))]
+                         + [TraceRow(iteration=len(info.get("selection", [])), objective=1.0 - train_f1,
+                                     params=all_theta.copy(), seconds=learn_seconds, info={"final": True})],
                          iterations=int(info.get("steps", info.get("walks", 0))), converged=False,
                          seconds=learn_seconds, stats=stats)
     result.selection = info.get("selection", [])
