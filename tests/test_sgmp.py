@@ -151,7 +151,7 @@ def test_cli(tmp_path, capsys):
 # ---------------------------------------------------------------- restarts and the automatic partition
 
 def planted_clusters(seed: int, k: int, size: int = 12, inside: int = 40, links: int = 1,
-                     hard: bool = False) -> GroundNetwork:
+                     hard: bool = False, blocks: bool = False) -> GroundNetwork:
     """``k`` clusters of ``size`` atoms, all of ONE predicate (so a cluster
     per predicate is degenerate), random 3-clauses inside each and ``links``
     clauses between consecutive clusters (0: disconnected)."""
@@ -170,7 +170,8 @@ def planted_clusters(seed: int, k: int, size: int = 12, inside: int = 40, links:
         for _ in range(links):
             atoms = [c * size + int(rng.integers(size)), c * size + size + int(rng.integers(size))]
             clauses.append((round(float(rng.uniform(0.1, 1.0)), 2), [lit(a) for a in atoms]))
-    return GroundNetwork.from_clauses(k * size, clauses, atom_pred=np.zeros(k * size, np.int64),
+    block_list = [[c * size + size - 3, c * size + size - 2, c * size + size - 1] for c in range(k)] if blocks else None
+    return GroundNetwork.from_clauses(k * size, clauses, blocks=block_list, atom_pred=np.zeros(k * size, np.int64),
                                       predicates=("p",))
 
 
@@ -281,3 +282,12 @@ def test_cli_graph_partition_and_restarts(tmp_path, capsys):
     assert got["partition"] == "graph" and got["restarts"] <= 2
     assert main(args + ["--restarts", "-1"]) == 2
     assert "restarts must be an integer" in capsys.readouterr().err
+
+
+def test_graph_partition_with_blocks_and_hard_clauses_against_exact():
+    for seed in range(4):
+        net = planted_clusters(seed, 2, size=9, inside=30, links=2, hard=True, blocks=True)
+        best = exact_map(net)
+        res = sgmp_map(net, restarts=2, seed=seed)
+        assert res.stats["partition"] == "graph" and res.stats["clusters"] == 2
+        assert res.hard_violated == 0 and res.cost == pytest.approx(best.cost, abs=1e-9), (seed, res.stats)

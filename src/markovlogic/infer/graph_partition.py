@@ -174,8 +174,12 @@ def graph_partition(H: sp.csr_matrix, min_size: int = MIN_SIZE, max_cut: float =
         return group
     rng = np.random.default_rng(seed)
     graph = _Graph(H)
-    G = (H @ H.T).tocsr()
+    # components of the bipartite atom-hyperedge graph (H H^T could be quadratic in a long clause or block)
+    e = H.shape[1]
+    G = sp.bmat([[None, H], [H.T, None]], format="csr") if e else sp.csr_matrix((n, n))
     _, comp = connected_components(G, directed=False)
+    comp = comp[:n]
+    _, comp = np.unique(comp, return_inverse=True)
     sizes = np.bincount(comp)
     big = np.flatnonzero(sizes >= min_size)
     parts = []
