@@ -291,3 +291,14 @@ def test_graph_partition_with_blocks_and_hard_clauses_against_exact():
         res = sgmp_map(net, restarts=2, seed=seed)
         assert res.stats["partition"] == "graph" and res.stats["clusters"] == 2
         assert res.hard_violated == 0 and res.cost == pytest.approx(best.cost, abs=1e-9), (seed, res.stats)
+
+
+def test_no_split_when_most_atoms_would_sit_on_separators():
+    from markovlogic.infer.graph_partition import graph_partition, incidence, separator_share
+
+    net = planted_clusters(0, 3, links=1)
+    sat = sat_arrays(net)
+    H = incidence(net.n_atoms, sat.clause_start, sat.lit_atom, sat.block_start, sat.block_atoms)
+    truth = np.repeat(np.arange(3), 12)
+    assert 0 < separator_share(H, truth) < 0.6 and _same_split(graph_partition(H), truth)
+    assert len(np.unique(graph_partition(H, max_separator=0.0))) == 1

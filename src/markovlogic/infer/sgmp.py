@@ -10,7 +10,8 @@ Clusters
     predicate's atoms in a group of its own; ``"graph"`` partitions the
     atom-clause graph (:mod:`.graph_partition`: connected components, then
     recursive leading-eigenvector modularity bisection while a split cuts
-    at most a fifth of a part's clauses); ``"auto"`` (the default, also
+    at most a fifth of a part's clauses, and no split at all if the parts
+    would leave most atoms on separators); ``"auto"`` (the default, also
     ``None``) is ``"predicates"`` unless that is degenerate (one predicate
     has all the atoms, or one holds more than half of them), then
     ``"graph"``. A list of lists of predicate names groups them as the user
@@ -666,7 +667,9 @@ class SGMP:
             cols = np.flatnonzero(fixed)
             vals = world[cl.atoms[cols]]
             ok = (cl.cand[:, cols] == vals[None, :]).all(axis=1) if len(cl.score) else np.zeros(0, bool)
-            if not ok.any():
+            if not ok.any() and self.out_of_time() and len(cl.score):
+                ok = np.ones(len(cl.score), bool)      # no time to search: the best candidate, fixed atoms kept
+            elif not ok.any():
                 if cl.search is None:
                     self.prepare_search(cl)
                 row = self.solve(cl, cols, vals)
