@@ -71,8 +71,8 @@ The graph partition found the k planted clusters of the one-predicate
 network in every run (k clusters in every row). With restarts and the
 automatic partition, SGMP with univariate messages (``after_uni``) has a
 lower mean cost than MaxWalkSAT on all 12 rows and is at most MaxWalkSAT's
-cost on 35 of 36 seeds (at 1,200 variables a fifth to a quarter of
-MaxWalkSAT's cost); at 300 variables with 6 seeds it wins all four rows in
+cost on 35 of 36 seeds (at 1,200 variables about a fifth of MaxWalkSAT's
+cost); at 300 variables with 6 seeds it wins all four rows in
 mean (4/6 seeds with 6 clusters). With n-best messages (``after``, n = 20)
 it wins 10 of 12 rows in mean and loses at 300 variables with 6 clusters
 in both runs (1.891 against 1.574; 1.856 against 1.394 over 6 seeds, 1/6
