@@ -94,17 +94,19 @@ class _Graph:
         self.two_m = float(self.k.sum())
         self.self_loop = H @ self.w                              # the diagonal of H W H^T
 
-    def adj(self, Hg: sp.csr_matrix, sl: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """``A_gg x`` for the rows ``Hg`` of ``H`` (``sl`` their diagonal)."""
-        return Hg @ (self.w * (Hg.T @ x)) - sl * x
+    @staticmethod
+    def adj(Hg: sp.csr_matrix, wg: np.ndarray, sl: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``A_gg x`` for the rows ``Hg`` of ``H`` restricted to the
+        hyperedges they touch (weights ``wg``; ``sl``: their diagonal)."""
+        return Hg @ (wg * (Hg.T @ x)) - sl * x
 
 
-def _modularity_matvec(graph: _Graph, Hg, sl, kg, rowsum):
+def _modularity_matvec(graph: _Graph, Hg, wg, sl, kg, rowsum):
     two_m = graph.two_m
 
     def mv(x):
         x = np.asarray(x).reshape(-1)
-        return graph.adj(Hg, sl, x) - kg * (kg @ x) / two_m - rowsum * x
+        return graph.adj(Hg, wg, sl, x) - kg * (kg @ x) / two_m - rowsum * x
     return mv
 
 
@@ -115,6 +117,10 @@ def _bisect(graph: _Graph, nodes: np.ndarray, min_size: int, max_cut: float, rng
     if n < 2 * min_size:
         return None
     Hg = graph.H[nodes]
+    # only the hyperedges the part touches (a matvec then costs the part's size, not the network's)
+    touched = np.unique(Hg.indices)
+    Hg = Hg[:, touched]
+    wg = graph.w[touched]
     # hyperedges inside the part: at least two of its atoms in it
     inside = np.asarray(Hg.sum(axis=0)).ravel() >= 2
     n_inside = int(inside.sum())
@@ -122,8 +128,8 @@ def _bisect(graph: _Graph, nodes: np.ndarray, min_size: int, max_cut: float, rng
         return None
     sl = graph.self_loop[nodes]
     kg = graph.k[nodes]
-    rowsum = graph.adj(Hg, sl, np.ones(n)) - kg * kg.sum() / graph.two_m
-    mv = _modularity_matvec(graph, Hg, sl, kg, rowsum)
+    rowsum = graph.adj(Hg, wg, sl, np.ones(n)) - kg * kg.sum() / graph.two_m
+    mv = _modularity_matvec(graph, Hg, wg, sl, kg, rowsum)
     if n <= 60:
         B = np.column_stack([mv(e) for e in np.eye(n)])
         vals, vecs = np.linalg.eigh((B + B.T) / 2)
@@ -145,9 +151,9 @@ def _bisect(graph: _Graph, nodes: np.ndarray, min_size: int, max_cut: float, rng
     s = np.where(lead >= 0, 1.0, -1.0)
     q = s @ mv(s)
     # refine: move the atoms that raise s^T B s the most (a vectorised Kernighan-Lin)
+    diag = -rowsum - kg * kg / graph.two_m                # B_ii (A has no self loops)
     for _ in range(30):
         Bs = mv(s)
-        diag = -rowsum - kg * kg / graph.two_m - 0.0      # B_ii (A has no self loops)
         gain = -4.0 * s * Bs + 4.0 * diag                # change of s^T B s when atom i moves alone
         order = np.argsort(-gain)
         pos = int((gain > 1e-12).sum())
