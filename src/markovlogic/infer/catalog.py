@@ -96,7 +96,7 @@ METHODS: tuple[Method, ...] = (
     Method("map", "mh", ("--steps", "--temperature", "--anneal", "--restarts", "--clusters"), over=CLUSTERINGS),
     Method("map", "agglomerative", ("--clusters",), over=CLUSTERINGS),
     Method("map", "sgmp", ("--hard-weight", "--max-flips", "--noise", "--partition", "--messages", "--n-best",
-                           "--iterations"), renamed=(("--max-flips", "flips"),)),
+                           "--iterations", "--restarts"), renamed=(("--max-flips", "flips"),)),
     Method("map", "multitask-mh", ("--hard-weight", "--steps", "--temperature", "--tasks", "--neighbourhood")),
     Method("marginals", "mcsat", _MCSAT + ("--lazy-threshold",), lazy=True),
     Method("marginals", "gibbs", ("--samples", "--burn-in", "--chains", "--hard-weight")),
