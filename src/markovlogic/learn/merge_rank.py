@@ -65,6 +65,7 @@ import numpy as np
 
 from ..errors import LearningError, OptionError
 from ..cluster.agglomerative import _gain_pairs
+from ..cluster.chain import _set_weights, _to_theta
 from ..cluster.kernels import apply_merge, merge_delta
 
 UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
@@ -263,35 +264,20 @@ def _initial(qty, mln) -> tuple[float, bool]:
 
 @nb.njit(cache=True)
 def _theta_of(md, dphi, q_param, q_coef, sf_param, lk_param, out):
-    """The feature change ``dphi`` (quantities, set-level, linkage) in parameter space."""
-    for k in range(len(out)):
-        out[k] = 0.0
-    Q = md.n_q
-    J = len(md.sf_kind)
-    for q in range(Q):
-        k = q_param[q]
-        if k >= 0:
-            out[k] += q_coef[q] * dphi[q]
-    for j in range(J):
-        k = sf_param[j]
-        if k >= 0:
-            out[k] += dphi[Q + j]
+    """The feature change ``dphi`` (quantities, set-level, linkage) in parameter space:
+    the clustering chain's map (``cluster.chain._to_theta``) plus the linkage features."""
+    _to_theta(md, dphi, q_param, q_coef, sf_param, out)
+    base = md.n_q + len(md.sf_kind)
     for j in range(len(md.lk_kind)):
         k = lk_param[j]
         if k >= 0:
-            out[k] += dphi[Q + J + j]
+            out[k] += dphi[base + j]
 
 
 @nb.njit(cache=True)
 def set_weights(md, theta, q_param, q_coef, sf_param, lk_param):
-    for q in range(md.n_q):
-        k = q_param[q]
-        if k >= 0:
-            md.w_q[q] = theta[k] * q_coef[q]
-    for j in range(len(md.sf_kind)):
-        k = sf_param[j]
-        if k >= 0:
-            md.w_sf[j] = theta[k]
+    """``cluster.chain._set_weights`` plus the linkage features' weights."""
+    _set_weights(md, theta, q_param, q_coef, sf_param)
     for j in range(len(md.lk_kind)):
         k = lk_param[j]
         if k >= 0:
