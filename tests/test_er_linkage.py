@@ -492,3 +492,101 @@ def test_max_linkage_alone_is_logistic_pairs_plus_transitive_closure(const):
     same = part.labels[:, None] == part.labels[None, :]
     assert (same == (closure[:, None] == closure[None, :])).all()
     assert len(np.unique(part.labels)) == (12 if const == -0.4 else 4)     # entities; documents
+
+
+# ---------------------------------------------------------------- the pair layer's feature sets
+
+
+def _records(seed=0, n_ent=12, size=3):
+    """Mentions of entities, each a noisy subset of its entity's name words, with
+    an uninformative `Tag` value (random among 2)."""
+    rnd = random.Random(seed)
+    lines, truth = [], []
+    rid = 0
+    for e in range(n_ent):
+        words = [f"E{e}W{k}" for k in range(5)] + [f"C{rnd.randrange(3)}"]
+        mem = []
+        for _ in range(size):
+            m = f"M{rid}"
+            rid += 1
+            mem.append(m)
+            for w in rnd.sample(words, 4):
+                lines.append(f"HasWord({m}, {w})")
+            lines.append(f"Tag({m}, T{rnd.randrange(2)})")
+        truth += [f"Same({mem[i]}, {mem[j]})" for i in range(size) for j in range(i + 1, size)]
+    return "\n".join(lines + truth) + "\n"
+
+
+BINNED = """HasWord(rec, word)
+Tag(rec, tag)
+equivalence Same(rec, rec)
+candidates(x, y in Same: HasWord(x, w) ^ HasWord(y, w))
+0 !Same(x, y)
+0 similarity(x, y in Same: jaccard(x, y, HasWord))
+0 jaccard(x, y, HasWord) >= 0.2 => Same(x, y)
+0 jaccard(x, y, HasWord) >= 0.5 => Same(x, y)
+0 Tag(x, a) ^ Tag(y, a) => Same(x, y)
+0 link max(x, y in Same: score(x, y))
+0 size(Same) > 0
+"""
+
+
+def test_pair_feature_sets_mask_the_formulas_that_bin_a_similarity():
+    from markovlogic.learn.merge_rank import pair_feature_masks, pair_layer_parameters
+    from markovlogic.learn.output import split_clauses
+
+    mln = MLN.from_string(BINNED)
+    cm = split_clauses(mln).mln
+    cm.set_features = list(mln.set_features)
+    model = build_cluster_model(cm, Database.from_string(_records(), mln=mln), "Same", truth=True)
+    names, param, coef, init, learnable, formula_of = pair_layer_parameters(model, cm)
+    masks = pair_feature_masks(formula_of, cm, len(names))
+    binned = [n for n, keep in zip(names, masks["values"]) if not keep]
+    assert len(binned) == 2 and all("jaccard" in n and ">=" in n for n in binned)
+    assert masks["all"].all() and masks["values"].sum() == len(names) - 2
+
+
+@pytest.mark.parametrize("choice", ["all", "values"])
+def test_pair_features_fixed_or_chosen_by_cross_fitted_likelihood(choice):
+    mln = MLN.from_string(BINNED)
+    dbs = [Database.from_string(_records(seed=s), mln=mln) for s in (1, 2)]
+    fixed = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                        pair_features=choice)
+    stats = fixed.result.stats
+    assert stats["pair_layer_features"] == choice
+    bins = [f.weight for f in fixed.mln.formulas if ">=" in str(f.formula)]
+    assert len(bins) == 2
+    if choice == "values":
+        assert bins == [0.0, 0.0] and stats["pair_layer_learned"] == stats["pair_layer_parameters"] - 2
+    else:
+        assert any(w != 0.0 for w in bins) and stats["pair_layer_learned"] == stats["pair_layer_parameters"]
+    logs = []
+    chosen = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                         log=logs.append)
+    assert chosen.result.stats["pair_layer_features"] in ("all", "values")
+    assert any("held-out log-likelihood all:" in line and "values:" in line for line in logs)
+    with pytest.raises(OptionError, match="unknown pair features"):
+        learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                    pair_features="bins")
+
+
+def test_choose_pair_layer_takes_the_best_cross_fitted_likelihood():
+    from markovlogic.learn.merge_rank import (_pair_design, choose_pair_layer, cross_fitted_log_likelihood,
+                                              pair_feature_masks, pair_layer_parameters)
+    from markovlogic.learn.output import split_clauses
+
+    mln = MLN.from_string(BINNED)
+    cm = split_clauses(mln).mln
+    cm.set_features = list(mln.set_features)
+    parts = [build_cluster_model(cm, Database.from_string(_records(seed=s), mln=mln), "Same", truth=True)
+             for s in (3, 4, 5)]
+    names, param, coef, init, learnable, formula_of = pair_layer_parameters(parts[0], cm)
+    masks = pair_feature_masks(formula_of, cm, len(names))
+    name, C, tables = choose_pair_layer(parts, param, coef, init, learnable, masks, ("all", "values"))
+    assert set(tables) == {"all", "values"}
+    best = max((ll, nm, c) for nm, t in tables.items() for c, ll in t.items())
+    assert (best[1], best[2]) == (name, C)
+    designs = [_pair_design(m, param, coef, len(init)) for m in parts]
+    lm = learnable & masks[name]
+    again = cross_fitted_log_likelihood(parts, designs, param, coef, np.where(lm, init, 0.0), lm, C)
+    assert again == pytest.approx(tables[name][C])

@@ -93,6 +93,11 @@ def learn_command(
         help="samplerank --inference agglomerative: which valued linkage features (link sum/max/mean/min) the cluster "
              "layer uses: all, max, sum, mean or min (default: chosen on held-out training data among all, max, "
              "sum and mean)."),
+    pair_features: Optional[str] = typer.Option(
+        None, "--pair-features",
+        help="samplerank --inference agglomerative, a model with a pair layer: which pair formulas it learns: all, or "
+             "values (similarities as values and exact comparisons, without the formulas that bin a similarity) "
+             "(default: chosen by the cross-fitted log-likelihood of the training pairs)."),
     held_out: Optional[str] = typer.Option(
         None, "--held-out",
         help="samplerank --inference agglomerative on one training world: halve it by its gold clusters (default) "
@@ -161,7 +166,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

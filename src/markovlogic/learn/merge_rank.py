@@ -130,6 +130,10 @@ class MergeRankOptions:
     # of gold clusters leave out the other half's mentions, an easier problem whose calibrated threshold
     # over-merges on the whole: measured on GUM, examples/coref/README.md)
     held_out: str = "clusters"
+    # which pair formulas the pair layer may use, a grid chosen by the cross-fitted log-likelihood of the
+    # training pairs' labels: "all", or "values" (similarities as values and exact comparisons, without the
+    # formulas that threshold a similarity into bins: fewer weights, for small training data)
+    pair_features: str | tuple = ("all", "values")
 
     def check(self) -> "MergeRankOptions":
         for u in _grid(self.update):
@@ -155,6 +159,9 @@ class MergeRankOptions:
                 raise OptionError(f"unknown linkage {v!r}; choose among {', '.join(LINKAGES)}")
         if self.held_out not in HELD_OUT:
             raise OptionError(f"held-out must be one of {', '.join(HELD_OUT)}, got {self.held_out!r}")
+        for v in _grid(self.pair_features):
+            if v not in PAIR_FEATURES:
+                raise OptionError(f"unknown pair features {v!r}; choose among {', '.join(PAIR_FEATURES)}")
         return self
 
 
@@ -991,6 +998,34 @@ def pair_layer_parameters(model, mln):
 PAIR_L2 = (0.03, 0.3, 3.0)     # inverse regularisation strengths the pair layer chooses from
 
 
+PAIR_FEATURES = ("all", "values")
+
+
+def _has_binned_similarity(node) -> bool:
+    """Whether a formula compares a similarity builtin with a threshold
+    (``jaccard(x, y, HasWordName) >= 0.4``: a bin of a similarity)."""
+    from ..ground.similarity import is_similarity
+    from ..lang.ast import Compare
+
+    if isinstance(node, Compare):
+        return is_similarity(node.left) or is_similarity(node.right)
+    for name in ("body", "left", "right"):
+        child = getattr(node, name, None)
+        if child is not None and not isinstance(child, (str, int, float)) and _has_binned_similarity(child):
+            return True
+    return False
+
+
+def pair_feature_masks(formula_of, mln, n_params: int) -> dict[str, np.ndarray]:
+    """The pair parameters each ``pair_features`` choice may learn: "all", or
+    "values" (every parameter but the formulas that bin a similarity)."""
+    binned = np.zeros(n_params, bool)
+    for k, key in formula_of.items():
+        if key[0] == "formula" and _has_binned_similarity(mln.formulas[key[1]].formula):
+            binned[k] = True
+    return {"all": np.ones(n_params, bool), "values": ~binned}
+
+
 def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tuple[float, dict]:
     """The pair layer's regularisation with the best cross-fitted
     log-likelihood of the candidate pairs' labels (each part scored by the
@@ -1001,13 +1036,7 @@ def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tupl
     table = {}
 
     def score(l2):
-        ll = 0.0
-        for k, (x, y) in enumerate(designs):
-            others = [p for j, p in enumerate(parts) if j != k]
-            th = fit_pair_layer(others, param, coef, initial, learnable, l2)
-            s = x @ th
-            ll += float(np.sum(y * s - np.logaddexp(0.0, s)))
-        table[l2] = ll
+        table[l2] = cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2)
 
     for l2 in grid:
         score(l2)
@@ -1026,10 +1055,41 @@ def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tupl
     return best, dict(sorted(table.items()))
 
 
-def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> np.ndarray:
-    """The pair formulas' weights as an L2 logistic regression of "same
-    entity" over the candidate pairs of ``models`` (a constant column, the
-    prior ``!P(x, y)``, is the intercept)."""
+def cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2: float) -> float:
+    """The log-likelihood of each part's candidate-pair labels under the pair
+    layer fit on the other parts, summed."""
+    ll = 0.0
+    for k, (x, y) in enumerate(designs):
+        others = [p for j, p in enumerate(parts) if j != k]
+        th = fit_pair_layer(others, param, coef, initial, learnable, l2)
+        s = x @ th
+        ll += float(np.sum(y * s - np.logaddexp(0.0, s)))
+    return ll
+
+
+def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choices) -> tuple[str, float, dict]:
+    """The pair features (a key of ``masks``) and regularisation with the best
+    cross-fitted log-likelihood; a formula outside the chosen set has weight 0
+    (its initial weight when it is fixed). Returns (choice, C, {choice: {C: ll}})."""
+    tables, best = {}, None
+    for name in _grid(choices):
+        lm = learnable & masks[name]
+        init = np.where(learnable & ~masks[name], 0.0, initial)
+        if name != "all" and "all" in tables and lm.sum() == learnable.sum():
+            continue                    # the same model as "all"
+        c, table = choose_pair_l2(parts, param, coef, init, lm)
+        tables[name] = table
+        if best is None or table[c] > best[2]:
+            best = (name, c, table[c])
+    return best[0], best[1], tables
+
+
+def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0, penalty: str = "l2") -> np.ndarray:
+    """The pair formulas' weights as a regularised logistic regression of
+    "same entity" over the candidate pairs of ``models`` (a constant column,
+    the prior ``!P(x, y)``, is the intercept), on standardised columns:
+    ``penalty`` "l2" (ridge) or "l1" (lasso: weights of formulas that do not
+    help are exactly zero), ``l2`` the inverse strength (scikit-learn's C)."""
     from scipy.optimize import minimize
 
     n_params = len(initial)
@@ -1055,15 +1115,33 @@ def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> 
     z[:, const] = 0.0
     zb = np.hstack([z, np.ones((len(z), 1))])
     lam = 1.0 / l2
+    p = z.shape[1]
+    if penalty == "l2":
+        def loss(w):
+            s = zb @ w + offset
+            value = np.sum(np.logaddexp(0.0, s) - y * s) + 0.5 * lam * np.sum(w[:-1] ** 2)
+            grad = zb.T @ (_expit(s) - y)
+            grad[:-1] += lam * w[:-1]
+            return value, grad
 
-    def loss(w):
-        s = zb @ w + offset
-        value = np.sum(np.logaddexp(0.0, s) - y * s) + 0.5 * lam * np.sum(w[:-1] ** 2)
-        grad = zb.T @ (_expit(s) - y)
-        grad[:-1] += lam * w[:-1]
-        return value, grad
+        w = minimize(loss, np.zeros(p + 1), jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+    elif penalty == "l1":
+        # w = u - v with u, v >= 0 (bounded L-BFGS): the L1 norm is linear in (u, v)
+        def loss(uvb):
+            w = np.concatenate([uvb[:p] - uvb[p:2 * p], uvb[2 * p:]])
+            s = zb @ w + offset
+            value = np.sum(np.logaddexp(0.0, s) - y * s) + lam * np.sum(uvb[:2 * p])
+            g = zb.T @ (_expit(s) - y)
+            grad = np.concatenate([g[:p] + lam, -g[:p] + lam, g[p:]])
+            return value, grad
 
-    w = minimize(loss, np.zeros(zb.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+        bounds = [(0.0, None)] * (2 * p) + [(None, None)]
+        uvb = minimize(loss, np.zeros(2 * p + 1), jac=True, method="L-BFGS-B", bounds=bounds,
+                       options={"maxiter": 5000}).x
+        w = np.concatenate([uvb[:p] - uvb[p:2 * p], uvb[2 * p:]])
+        w[:p][np.abs(w[:p]) < 1e-8] = 0.0
+    else:
+        raise ValueError(f"unknown pair-layer penalty {penalty!r}")
     theta = initial.copy()
     raw = w[:-1] / sd
     theta[free] = raw
@@ -1108,7 +1186,8 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
             raise OptionError(f"unknown update {kwargs['update']!r} for samplerank --inference agglomerative; "
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
-    for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out"):
+    for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out",
+                "pair_features"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
@@ -1171,17 +1250,23 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
         else:
             parts = [p for p, _ in held_out_parts(models, opt.held_out)]
             parts = [parts[0][0], parts[1][0]]
-        pair_l2, table = choose_pair_l2(parts, param_p, coef_p, init_p, learn_p)
+        masks = pair_feature_masks(formula_of_p, cm, len(names_p))
+        pair_set, pair_l2, tables = choose_pair_layer(parts, param_p, coef_p, init_p, learn_p, masks,
+                                                      opt.pair_features)
+        init_p = np.where(learn_p & ~masks[pair_set], 0.0, init_p)
+        learn_p = learn_p & masks[pair_set]
         for k, part in enumerate(parts):
             others = [p for j, p in enumerate(parts) if j != k]
             th = fit_pair_layer(others, param_p, coef_p, init_p, learn_p, pair_l2)
             apply_pair_layer(part, th, param_p, coef_p)
         pair_theta = fit_pair_layer(parts, param_p, coef_p, init_p, learn_p, pair_l2)
         info_pair = {"pair_layer_parameters": len(names_p), "pair_layer_cross_fitted_parts": len(parts),
-                     "pair_layer_l2": pair_l2}
-        say(f"pair layer: {len(names_p)} formula weights by logistic regression over candidate pairs, "
-            f"cross-fitted over {len(parts)} parts (regularisation C {pair_l2}: held-out log-likelihood "
-            + ", ".join(f"{k} {v:.1f}" for k, v in table.items()) + ")")
+                     "pair_layer_l2": pair_l2, "pair_layer_features": pair_set,
+                     "pair_layer_learned": int(learn_p.sum())}
+        say(f"pair layer: {int(learn_p.sum())} of {len(names_p)} formula weights ({pair_set}) by logistic "
+            f"regression over candidate pairs, cross-fitted over {len(parts)} parts (regularisation C {pair_l2}; "
+            "held-out log-likelihood " + "; ".join(
+                f"{nm}: " + ", ".join(f"C {k} {v:.1f}" for k, v in t.items()) for nm, t in tables.items()) + ")")
         train_models = parts
     else:
         train_models = models
