@@ -590,3 +590,26 @@ def test_choose_pair_layer_takes_the_best_cross_fitted_likelihood():
     lm = learnable & masks[name]
     again = cross_fitted_log_likelihood(parts, designs, param, coef, np.where(lm, init, 0.0), lm, C)
     assert again == pytest.approx(tables[name][C])
+
+
+def test_set_level_features_switched_off_on_held_out_choice_or_by_option():
+    text = _chains(seed=2, n_ent=8, size=6)
+    model = CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n0 size(Same) > 0\n0 size(Same) > 7\n"
+    mln = MLN.from_string(model)
+    db = Database.from_string(text, mln=mln)
+    off = learn_model(mln, db, query_predicates=["Same"], method="samplerank", set_features="off")
+    assert off.result.stats["set_features"] == "off"
+    sizes = {f.threshold: f.weight for f in off.mln.set_features if f.kind == "size" and not f.link}
+    assert sizes[7.0] == 0.0                      # switched off
+    logs = []
+    chosen = learn_model(mln, db, query_predicates=["Same"], method="samplerank", log=logs.append)
+    assert chosen.result.stats["set_features"] in ("on", "off")
+    assert any("set-level features on" in line for line in logs) and any("set-level features off" in line
+                                                                          for line in logs)
+    # a model whose only set-level feature is the constant has nothing to switch
+    plain = MLN.from_string(CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n0 size(Same) > 0\n")
+    learned = learn_model(plain, Database.from_string(text, mln=plain), query_predicates=["Same"],
+                          method="samplerank")
+    assert learned.result.stats["set_features"] == "on"
+    with pytest.raises(OptionError, match="set features must be on or off"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", set_features="maybe")

@@ -368,7 +368,7 @@ def fit_pairwise(train: Split, feats):
 
 # ------------------------------------------------------------------ Culotta's first-order model
 
-FO_STATS = ("update", "epochs", "C", "l2", "linkage", "held_out", "pair_layer_l2", "pair_layer_features", "calibration_shift", "train_f1",
+FO_STATS = ("update", "epochs", "C", "l2", "linkage", "held_out", "pair_layer_l2", "pair_layer_features", "set_features", "calibration_shift", "train_f1",
             "final_train_pairwise_f1", "final_train_loss", "steps", "errors", "merges", "walks", "examples")
 FO_SHIFTS = tuple(round(float(x), 2) for x in np.arange(-2.0, 3.01, 0.25))
 FO_SCALES = (0.0, 0.5, 1.0)

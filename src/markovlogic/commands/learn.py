@@ -93,6 +93,10 @@ def learn_command(
         help="samplerank --inference agglomerative: which valued linkage features (link sum/max/mean/min) the cluster "
              "layer uses: all, max, sum, mean or min (default: chosen on held-out training data among all, max, "
              "sum and mean)."),
+    set_features: Optional[str] = typer.Option(
+        None, "--set-features",
+        help="samplerank --inference agglomerative: the set-level features (other than the per-cluster constant) on, "
+             "or off (the pair layer and linkage alone) (default: chosen on held-out training data)."),
     pair_features: Optional[str] = typer.Option(
         None, "--pair-features",
         help="samplerank --inference agglomerative, a model with a pair layer: which pair formulas it learns: all, or "
@@ -166,7 +170,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

@@ -45,7 +45,7 @@ _METHOD_OPTIONS = {
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
                    "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log",
-                   "linkage", "held_out", "pair_features"},
+                   "linkage", "held_out", "pair_features", "set_features"},
 }
 
 
@@ -305,6 +305,8 @@ def _learn_model(
                               "features)")
         if kwargs.pop("held_out", None) is not None:
             raise OptionError("--held-out applies to samplerank --inference agglomerative")
+        if kwargs.pop("set_features", None) is not None:
+            raise OptionError("--set-features applies to samplerank --inference agglomerative")
         if kwargs.pop("pair_features", None) is not None:
             raise OptionError("--pair-features applies to samplerank --inference agglomerative (a model with a "
                               "pair layer)")

@@ -78,6 +78,31 @@ LINKAGES = ("all", "max", "sum", "mean", "min")
 VALUED_LINKS = ("sum", "max", "mean", "min")
 
 
+SET_FEATURES = ("on", "off")
+
+
+def restrict_set_features(params: "MergeParameters", model, choice: str) -> "MergeParameters | None":
+    """``params`` with the set-level features off (``choice='off'``: every
+    learnable one but the per-cluster constant fixed at 0, the pair layer and
+    linkage alone: "LR + closure" and its kin), or itself ("on"); None when
+    there is nothing to switch off."""
+    if choice == "on":
+        return params
+    learnable = params.learnable.copy()
+    initial = params.initial.copy()
+    found = False
+    for j in range(len(model.set_features)):
+        p = int(params.sf_param[j])
+        if p < 0 or p == params.const or not learnable[p]:
+            continue
+        found = True
+        learnable[p] = False
+        initial[p] = 0.0
+    if not found:
+        return None
+    return replace(params, learnable=learnable, initial=initial)
+
+
 def restrict_linkage(params: "MergeParameters", model, linkage: str) -> "MergeParameters | None":
     """``params`` with only the valued linkage features of kind ``linkage``
     left learnable (the others fixed at 0); None when the model has no
@@ -134,6 +159,10 @@ class MergeRankOptions:
     # training pairs' labels: "all", or "values" (similarities as values and exact comparisons, without the
     # formulas that threshold a similarity into bins: fewer weights, for small training data)
     pair_features: str | tuple = ("all", "values")
+    # the set-level features (other than the per-cluster constant) "on", or "off" (the pair layer and the
+    # linkage alone), a grid chosen on held-out training data after the linkage; a model without a learnable
+    # set-level feature has nothing to choose
+    set_features: str | tuple = ("on", "off")
 
     def check(self) -> "MergeRankOptions":
         for u in _grid(self.update):
@@ -159,6 +188,9 @@ class MergeRankOptions:
                 raise OptionError(f"unknown linkage {v!r}; choose among {', '.join(LINKAGES)}")
         if self.held_out not in HELD_OUT:
             raise OptionError(f"held-out must be one of {', '.join(HELD_OUT)}, got {self.held_out!r}")
+        for v in _grid(self.set_features):
+            if v not in SET_FEATURES:
+                raise OptionError(f"set features must be on or off, got {v!r}")
         for v in _grid(self.pair_features):
             if v not in PAIR_FEATURES:
                 raise OptionError(f"unknown pair features {v!r}; choose among {', '.join(PAIR_FEATURES)}")
@@ -932,9 +964,35 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
         linkage, params = families[best]
     elif families:
         linkage, params = families[0]
+    # then the set-level features on or off, with the chosen setting and linkage (ties: "on")
+    sets = "on"
+    options_sf = [(v, restrict_set_features(params, models[0], v)) for v in _grid(opt.set_features)]
+    options_sf = [(v, p) for v, p in options_sf if p is not None]
+    if opt.select and len(options_sf) > 1:
+        splits = held_out_parts(models, opt.held_out)
+        scored = []
+        for v, pv in options_sf:
+            tp = pp = gp = 0.0
+            for train, held in splits:
+                theta, _ = _train([_World(m) for m in train], pv, chosen, opt, deadline)
+                for m in held:
+                    a, b, c = _World(m).counts(theta, pv)
+                    tp, pp, gp = tp + a, pp + b, gp + c
+            f = f1_of((tp, pp, gp))
+            scored.append(f)
+            table.append({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3],
+                          "linkage": linkage, "set_features": v, "held_out_f1": f,
+                          "seconds": time.perf_counter() - start})
+            if log is not None:
+                log(f"  held-out pairwise F1 {f:.4f}: set-level features {v}")
+        best = max(range(len(options_sf)), key=lambda i: (scored[i], -i))
+        sets, params = options_sf[best]
+    elif options_sf:
+        sets, params = options_sf[0]
     worlds = [_World(m) for m in models]
     theta, info = _train(worlds, params, chosen, opt, deadline)
     info.update({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3], "linkage": linkage,
+                 "set_features": sets,
                  "held_out": opt.held_out,
                  "selection": table, "seconds": time.perf_counter() - start,
                  "timed_out": deadline is not None and time.perf_counter() > deadline})
@@ -1187,7 +1245,7 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
     for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out",
-                "pair_features"):
+                "pair_features", "set_features"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
@@ -1274,7 +1332,8 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     if not params.learnable.any():
         raise LearningError("no learnable weight: every formula and feature of the cluster layer is fixed ('@')")
     theta, info = learn_merges(train_models, params, opt, log=say)
-    say(f"chosen: update {info['update']}, epochs {info['epochs']}, linkage {info['linkage']}; training pairwise F1 {info['train_f1']:.4f} "
+    say(f"chosen: update {info['update']}, epochs {info['epochs']}, linkage {info['linkage']}, set-level features "
+        f"{info['set_features']}; training pairwise F1 {info['train_f1']:.4f} "
         f"(calibration shift {info.get('calibration_shift', 0.0):+.3f})")
     # the returned model under the inference it runs with, on the whole training data
     final_models = models
