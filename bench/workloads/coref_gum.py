@@ -380,11 +380,13 @@ def _fo_options(quick: bool):
     which scored dev CoNLL F1 75.7 against MIRA's 74.2 at their best dev
     thresholds (2026-11-27, 2 single runs), and max linkage, with which the
     set-level features at scale 0 make the model exactly the pair layer's
-    logistic model + transitive closure."""
+    logistic model + transitive closure. The one choice the learner makes
+    on held-out training data (halves of train's gold clusters) is whether
+    the set-level features are on at all (``set_features``)."""
     from markovlogic.learn.merge_rank import MergeRankOptions
 
-    return MergeRankOptions(update="logistic", epochs=1 if quick else 3, l2=1.0, linkage="max", select=False,
-                            held_out="clusters")
+    return MergeRankOptions(update="logistic", epochs=1 if quick else 3, l2=1.0, linkage="max",
+                            set_features=("on", "off"), held_out="clusters")
 
 
 def first_order_models(mln, sp: Split):

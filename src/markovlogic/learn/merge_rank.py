@@ -1142,12 +1142,11 @@ def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choic
     return best[0], best[1], tables
 
 
-def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0, penalty: str = "l2") -> np.ndarray:
-    """The pair formulas' weights as a regularised logistic regression of
-    "same entity" over the candidate pairs of ``models`` (a constant column,
-    the prior ``!P(x, y)``, is the intercept), on standardised columns:
-    ``penalty`` "l2" (ridge) or "l1" (lasso: weights of formulas that do not
-    help are exactly zero), ``l2`` the inverse strength (scikit-learn's C)."""
+def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> np.ndarray:
+    """The pair formulas' weights as an L2 logistic regression of "same
+    entity" over the candidate pairs of ``models`` (a constant column, the
+    prior ``!P(x, y)``, is the intercept), on standardised columns; ``l2``
+    is the inverse strength (scikit-learn's C)."""
     from scipy.optimize import minimize
 
     n_params = len(initial)
@@ -1173,33 +1172,15 @@ def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0, pen
     z[:, const] = 0.0
     zb = np.hstack([z, np.ones((len(z), 1))])
     lam = 1.0 / l2
-    p = z.shape[1]
-    if penalty == "l2":
-        def loss(w):
-            s = zb @ w + offset
-            value = np.sum(np.logaddexp(0.0, s) - y * s) + 0.5 * lam * np.sum(w[:-1] ** 2)
-            grad = zb.T @ (_expit(s) - y)
-            grad[:-1] += lam * w[:-1]
-            return value, grad
 
-        w = minimize(loss, np.zeros(p + 1), jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
-    elif penalty == "l1":
-        # w = u - v with u, v >= 0 (bounded L-BFGS): the L1 norm is linear in (u, v)
-        def loss(uvb):
-            w = np.concatenate([uvb[:p] - uvb[p:2 * p], uvb[2 * p:]])
-            s = zb @ w + offset
-            value = np.sum(np.logaddexp(0.0, s) - y * s) + lam * np.sum(uvb[:2 * p])
-            g = zb.T @ (_expit(s) - y)
-            grad = np.concatenate([g[:p] + lam, -g[:p] + lam, g[p:]])
-            return value, grad
+    def loss(w):
+        s = zb @ w + offset
+        value = np.sum(np.logaddexp(0.0, s) - y * s) + 0.5 * lam * np.sum(w[:-1] ** 2)
+        grad = zb.T @ (_expit(s) - y)
+        grad[:-1] += lam * w[:-1]
+        return value, grad
 
-        bounds = [(0.0, None)] * (2 * p) + [(None, None)]
-        uvb = minimize(loss, np.zeros(2 * p + 1), jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": 5000}).x
-        w = np.concatenate([uvb[:p] - uvb[p:2 * p], uvb[2 * p:]])
-        w[:p][np.abs(w[:p]) < 1e-8] = 0.0
-    else:
-        raise ValueError(f"unknown pair-layer penalty {penalty!r}")
+    w = minimize(loss, np.zeros(zb.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
     theta = initial.copy()
     raw = w[:-1] / sd
     theta[free] = raw
