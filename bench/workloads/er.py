@@ -19,13 +19,14 @@ log-odds plus an offset, greedy correlation clustering, non-candidate pairs
 -5), ``splink`` (Splink 5, unsupervised, where installed), ``mln`` (the
 recipe).
 
-Last run (2026-11-27, all eight datasets, folds 1-3; the table and what it
-says are in ``examples/er/README.md``): the recipe wins on abt_buy (.916
-against .891), dblp_acm (.998 / .995), imdb_tmdb (.966 / .954) and cddb
-(.929 / .908), each with its 90 % interval above zero, ties cora_tokens
-(.988 / .986, interval -.000 to +.005), loses on restaurants (.915 / .936,
-interval -.041 to -.006) and, inside the noise, on Cora SameBib (.987 / .990)
-and Cora SameAuthor (.968 / .983). ``vs_best_baseline`` in the JSON: the
+Last run (2026-11-27, all eight datasets, folds 1-3, the pair layer's size
+chosen by cross-fitted likelihood on training data; the table and what it
+says are in ``examples/er/README.md``): the recipe wins on abt_buy (.918
+against .891), dblp_acm (.998 / .995), imdb_tmdb (.965 / .954) and
+cora_tokens (.993 / .986), each with its 90 % interval above zero; inside the
+noise it is ahead on cddb (.915 / .908, interval -.012 to +.025) and behind
+on restaurants (.930 / .936, -.018 to +.000), Cora SameBib (.985 / .990) and
+Cora SameAuthor (.968 / .983). ``vs_best_baseline`` in the JSON: the
 recipe's mean-over-folds difference to the best baseline and its 90 %
 interval from resampling each test fold's gold clusters.
 """
