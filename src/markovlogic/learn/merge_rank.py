@@ -911,84 +911,75 @@ def held_out_parts(models, by: str = "clusters") -> list[tuple[list, list]]:
     return [([a], [b]), ([b], [a])]
 
 
+def _held_out_f1(splits, params, setting, opt, deadline) -> float:
+    """Pooled pairwise F1 on the held-out parts of ``splits`` of the model
+    trained with ``setting`` on the other parts."""
+    tp = pp = gp = 0.0
+    for train, held in splits:
+        theta, _ = _train([_World(m) for m in train], params, setting, opt, deadline)
+        for m in held:
+            a, b, c = _World(m).counts(theta, params)
+            tp, pp, gp = tp + a, pp + b, gp + c
+    return f1_of((tp, pp, gp))
+
+
 def learn_merges(models, params, options: MergeRankOptions | None = None, *, log=None) -> tuple[np.ndarray, dict]:
     """Learn ``theta`` on the training worlds ``models`` (built with
     ``truth=True``; a pair layer already fit): hyperparameters chosen on
-    held-out parts, then the chosen setting trained and calibrated on all."""
+    held-out parts — the update rule and its setting, then with it the
+    linkage family, then whether the set-level features are on — then the
+    chosen setting trained and calibrated on all."""
     opt = (options or MergeRankOptions()).check()
     start = time.perf_counter()
     deadline = None if opt.max_seconds is None else start + opt.max_seconds
     settings = settings_of(opt)
     chosen = settings[0]
     table = []
+    cache = []
+
+    def splits():
+        if not cache:
+            cache.append(held_out_parts(models, opt.held_out))
+        return cache[0]
+
+    def row(setting, f, **extra):
+        table.append({"update": setting[0], "epochs": setting[1], "C": setting[2], "l2": setting[3], **extra,
+                      "held_out_f1": f, "seconds": time.perf_counter() - start})
+
     if opt.select and len(settings) > 1:
-        splits = held_out_parts(models, opt.held_out)
         for setting in settings:
-            tp = pp = gp = 0.0
-            for train, held in splits:
-                tw = [_World(m) for m in train]
-                theta, _ = _train(tw, params, setting, opt, deadline)
-                for m in held:
-                    a, b, c = _World(m).counts(theta, params)
-                    tp, pp, gp = tp + a, pp + b, gp + c
-            f = f1_of((tp, pp, gp))
-            table.append({"update": setting[0], "epochs": setting[1], "C": setting[2], "l2": setting[3],
-                          "held_out_f1": f, "seconds": time.perf_counter() - start})
+            f = _held_out_f1(splits(), params, setting, opt, deadline)
+            row(setting, f)
             if log is not None:
                 log(f"  held-out pairwise F1 {f:.4f}: update {setting[0]}, epochs {setting[1]}"
                     + (f", C {setting[2]}" if setting[2] is not None else "")
                     + (f", l2 {setting[3]}" if setting[3] is not None else ""))
         best = max(range(len(settings)), key=lambda i: (table[i]["held_out_f1"], -i))
         chosen = settings[best]
-    # then the linkage family, with the chosen setting (ties: the first, "all")
-    linkage = "all"
-    families = [(v, restrict_linkage(params, models[0], v)) for v in _grid(opt.linkage)]
-    families = [(v, p) for v, p in families if p is not None]
-    if opt.select and len(families) > 1:
-        splits = held_out_parts(models, opt.held_out)
-        scored = []
-        for v, pv in families:
-            tp = pp = gp = 0.0
-            for train, held in splits:
-                theta, _ = _train([_World(m) for m in train], pv, chosen, opt, deadline)
-                for m in held:
-                    a, b, c = _World(m).counts(theta, pv)
-                    tp, pp, gp = tp + a, pp + b, gp + c
-            f = f1_of((tp, pp, gp))
-            scored.append(f)
-            table.append({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3],
-                          "linkage": v, "held_out_f1": f, "seconds": time.perf_counter() - start})
-            if log is not None:
-                log(f"  held-out pairwise F1 {f:.4f}: linkage {v}")
-        best = max(range(len(families)), key=lambda i: (scored[i], -i))
-        linkage, params = families[best]
-    elif families:
-        linkage, params = families[0]
-    # then the set-level features on or off, with the chosen setting and linkage (ties: "on")
-    sets = "on"
-    options_sf = [(v, restrict_set_features(params, models[0], v)) for v in _grid(opt.set_features)]
-    options_sf = [(v, p) for v, p in options_sf if p is not None]
-    if opt.select and len(options_sf) > 1:
-        splits = held_out_parts(models, opt.held_out)
-        scored = []
-        for v, pv in options_sf:
-            tp = pp = gp = 0.0
-            for train, held in splits:
-                theta, _ = _train([_World(m) for m in train], pv, chosen, opt, deadline)
-                for m in held:
-                    a, b, c = _World(m).counts(theta, pv)
-                    tp, pp, gp = tp + a, pp + b, gp + c
-            f = f1_of((tp, pp, gp))
-            scored.append(f)
-            table.append({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3],
-                          "linkage": linkage, "set_features": v, "held_out_f1": f,
-                          "seconds": time.perf_counter() - start})
-            if log is not None:
-                log(f"  held-out pairwise F1 {f:.4f}: set-level features {v}")
-        best = max(range(len(options_sf)), key=lambda i: (scored[i], -i))
-        sets, params = options_sf[best]
-    elif options_sf:
-        sets, params = options_sf[0]
+    # then the linkage family, then the set-level features on or off, each with the choices so far (ties: the
+    # first of the grid, "all" and "on")
+    picked = {}
+    for key, grid, restrict, label in (("linkage", opt.linkage, restrict_linkage, "linkage"),
+                                       ("set_features", opt.set_features, restrict_set_features,
+                                        "set-level features")):
+        options_k = [(v, restrict(params, models[0], v)) for v in _grid(grid)]
+        options_k = [(v, p) for v, p in options_k if p is not None]
+        if not options_k:
+            picked[key] = "all" if key == "linkage" else "on"
+            continue
+        if opt.select and len(options_k) > 1:
+            scored = []
+            for v, pv in options_k:
+                f = _held_out_f1(splits(), pv, chosen, opt, deadline)
+                scored.append(f)
+                row(chosen, f, **{k: w for k, w in picked.items()}, **{key: v})
+                if log is not None:
+                    log(f"  held-out pairwise F1 {f:.4f}: {label} {v}")
+            best = max(range(len(options_k)), key=lambda i: (scored[i], -i))
+        else:
+            best = 0
+        picked[key], params = options_k[best]
+    linkage, sets = picked["linkage"], picked["set_features"]
     worlds = [_World(m) for m in models]
     theta, info = _train(worlds, params, chosen, opt, deadline)
     info.update({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3], "linkage": linkage,
