@@ -103,7 +103,8 @@ def measure(rev: str, repeat: int) -> dict:
     try:
         subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
         subprocess.run(["git", "checkout", "--quiet", sha], cwd=clone, check=True)
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
         env["PYTHON"] = shutil.which("python3") or sys.executable
         wall, cpu, code, out = _run(["make", "demo"], clone, env)
         if code != 0:
@@ -131,17 +132,62 @@ def measure(rev: str, repeat: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+WARM = (("warm_map_s", ["infer", *SMOKERS, "--map"], 0),
+        ("warm_mcsat_s", ["infer", *SMOKERS], 0),
+        ("help_s", ["--help"], 0),
+        ("bad_path_s", ["infer", "-i", "exmples/smokers/smokers.mln", "-q", "Smokes"], 2))
+
+
+def measure_warm(rev: str, repeat: int) -> dict:
+    """The warm figures only (``--warm-only``): the revision's source checked
+    out into a temporary folder and run by this interpreter (its environment:
+    no install, no ``make demo``), ``python -m markovlogic.cli``; each command
+    runs once untimed first (numba's cache and the ``.pyc`` files written),
+    then ``repeat`` times, interleaved with the other commands."""
+    sha = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    load = os.getloadavg()[0]
+    tmp = Path(tempfile.mkdtemp(prefix="firstrun-"))
+    clone = tmp / "markovlogic"
+    try:
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
+        subprocess.run(["git", "checkout", "--quiet", sha], cwd=clone, check=True)
+        # as a new user's shell: bytecode written, nothing of this process's PYTHONPATH
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
+        env["PYTHONPATH"] = str(clone / "src")
+        mln = [sys.executable, "-m", "markovlogic.cli"]
+        for key, args, status in WARM:
+            _run([*mln, *args], clone, env)
+        figures: dict = {"rev": rev, "sha": sha[:10], "load_1min": round(load, 2), "mode": "warm-only"}
+        runs: dict = {key: [] for key, _, _ in WARM}
+        for _ in range(repeat):
+            for key, args, status in WARM:
+                w, c, code, out = _run([*mln, *args], clone, env)
+                if code != status:
+                    raise RuntimeError(f"{key} at {rev}: exit status {code}, expected {status}:\n{out[-2000:]}")
+                runs[key].append((w, c))
+        for key, values in runs.items():
+            w, c = _median(values)
+            figures[key] = round(w, 3)
+            figures[key.replace("_s", "_cpu_s")] = round(c, 3)
+        return figures
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.workloads.firstrun", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--revs", default=f"{BEFORE},HEAD", help=f"revisions, comma-separated (default {BEFORE},HEAD)")
     parser.add_argument("--repeat", type=int, default=5, help="processes per warm figure (the median is kept)")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="only the warm figures, with this interpreter's environment (no clean install)")
     args = parser.parse_args(argv)
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M"), "cores": os.cpu_count(),
                     "machine": "shared: other jobs ran meanwhile; *_cpu_s are the CPU seconds",
                     "pip_cache": "warm (wheels not downloaded again)", "revisions": []}
     for rev in args.revs.split(","):
-        figures = measure(rev.strip(), args.repeat)
+        figures = (measure_warm if args.warm_only else measure)(rev.strip(), args.repeat)
         result["revisions"].append(figures)
         print(json.dumps(figures), flush=True)
     if len(result["revisions"]) == 2:

@@ -1,0 +1,262 @@
+"""Tiny networks without compiled code: exact MAP and MC-SAT by enumeration.
+
+A process that runs one numba kernel pays about 0.5 s to load numba and its
+cached machine code, and one that runs the ILP 0.35 s to import
+``scipy.optimize``; the smokers example's whole network is 12 atoms in 6
+components. When every connected component is small enough to enumerate
+(:func:`fits`), the two default methods run here instead, in numpy:
+
+* MAP (``method="ilp"``): each component's best world by enumeration
+  (:func:`.exact.exact_map`), proven optimal like the ILP's (bound = score,
+  gap 0); the result says ``solver: enumeration``. An infeasible network goes
+  to the ILP, whose error names the conflicting hard clauses.
+* MC-SAT (:func:`mcsat_tiny`): MC-SAT as Poon and Domingos define it, with
+  the next world drawn *exactly* uniformly from the worlds that satisfy the
+  slice (every hard clause, and each soft clause the current world satisfies
+  as its sign wants, kept with probability ``1 - exp(-|w|)``), instead of
+  approximately by SampleSAT. The worlds of all components are enumerated
+  once (a ``rows x clauses`` table); a step is a dozen numpy operations over
+  it. Slice sampling leaves the model's distribution invariant, and the
+  estimates are Rao-Blackwellised as the compiled sampler's are (each atom's
+  conditional probability given the rest of the world, read from the table).
+  Results are not the compiled chain's bit for bit (another sampler, another
+  random stream) but samples of the same distribution; the tests check both
+  against exact enumeration.
+
+Both switch on measured sizes (``bench/workloads/firstrun.py``): above them,
+or with options the enumeration does not implement (blocks, ``hard_weight``,
+``init``, another ``init_method``, ``group_mutex``), the compiled paths run
+as before.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import InferenceError, OptionError
+from ..ground.network import GroundNetwork
+from .results import MapResult, MarginalResult
+
+MAX_COMPONENT_ATOMS = 12     # 4,096 worlds per component
+MAX_ROWS = 1 << 14           # worlds of all components together
+MAX_CELLS = 1 << 17          # rows x clauses of the table MC-SAT steps over
+MAX_CLAUSES = 4_000          # exact_map loops over clauses in Python
+# MC-SAT: estimated seconds per step (measured, see bench/workloads/firstrun.py);
+# the compiled chain costs a process about 0.5 s to load, then ~6 us a step
+STEP_SECONDS = 30e-6
+CELL_SECONDS = 1e-9
+MAX_TINY_SECONDS = 0.4
+
+
+def _component_sizes(net: GroundNetwork) -> np.ndarray:
+    return np.bincount(np.asarray(net.component, dtype=np.int64), minlength=net.n_components)
+
+
+def fits(net: GroundNetwork) -> bool:
+    """Whether ``net`` is small enough to enumerate, component by component."""
+    if net.n_atoms == 0 or net.n_clauses > MAX_CLAUSES:
+        return False
+    sizes = _component_sizes(net)
+    if sizes.max() > MAX_COMPONENT_ATOMS:
+        return False
+    return int((1 << sizes).sum()) <= MAX_ROWS
+
+
+# ---------------------------------------------------------------- MAP
+
+def check_common_options(max_seconds, group_atoms) -> None:
+    """The exact MAP solvers' common options (:mod:`.ilp`, :mod:`.cpsat`)."""
+    if max_seconds is not None and (
+        isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)) or not max_seconds > 0
+    ):
+        raise OptionError(f"max_seconds must be positive, got {max_seconds!r}")
+    if isinstance(group_atoms, bool) or not isinstance(group_atoms, (int, np.integer)) or group_atoms < 1:
+        raise OptionError(f"group_atoms must be a positive integer, got {group_atoms!r}")
+
+
+def check_ilp_options(*, max_seconds=None, mip_gap=0.0, threads=1, group_atoms=4_000, presolve=True,
+                      cliques=True) -> None:
+    """:func:`.ilp.ilp_map`'s options, checked before the tiny path may skip it."""
+    check_common_options(max_seconds, group_atoms)
+    if isinstance(mip_gap, bool) or not isinstance(mip_gap, (int, float)) or not 0.0 <= mip_gap < 1.0 \
+            or math.isnan(mip_gap):
+        raise OptionError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise OptionError(f"threads must be a positive integer, got {threads!r}")
+
+
+def map_tiny(net: GroundNetwork) -> MapResult | None:
+    """The exact MAP world by enumeration, or None (too large, or infeasible:
+    the caller's solver then reports it)."""
+    if not fits(net):
+        return None
+    from .exact import exact_map
+
+    try:
+        result = exact_map(net, max_atoms=MAX_COMPONENT_ATOMS)
+    except InferenceError:
+        return None
+    result.stats["solver"] = "enumeration"
+    return result
+
+
+# ---------------------------------------------------------------- MC-SAT
+
+class _Table:
+    """Every world of every component: row ``off[k] + code`` is world ``code``
+    of component ``k`` (bit ``j`` of ``code``: the component's ``j``-th atom)."""
+
+    def __init__(self, net: GroundNetwork) -> None:
+        comp = np.asarray(net.component, dtype=np.int64)
+        k = net.n_components
+        sizes = np.bincount(comp, minlength=k)
+        order = np.argsort(comp, kind="stable")
+        first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        local = np.empty(net.n_atoms, dtype=np.int64)
+        local[order] = np.arange(net.n_atoms) - first[comp[order]]
+        width = np.int64(1) << sizes
+        off = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
+        rows = int(off[-1])
+        self.off, self.width, self.rows = off, width, rows
+        self.atom_off = off[comp]
+        self.atom_bit = np.int64(1) << local
+        self.atom_comp = comp
+        row_comp = np.repeat(np.arange(k), width)
+        code = np.arange(rows, dtype=np.int64) - off[row_comp]
+
+        # satisfaction of each clause on the rows of its component
+        n_c = net.n_clauses
+        lens = np.diff(np.asarray(net.clause_start, dtype=np.int64))
+        lit_clause = np.repeat(np.arange(n_c), lens)
+        lit_atom = np.asarray(net.lit_atom, dtype=np.int64)
+        lit_rows = width[comp[lit_atom]]
+        rep = np.repeat(np.arange(len(lit_atom)), lit_rows)
+        starts = np.concatenate([[0], np.cumsum(lit_rows)[:-1]])
+        r = off[comp[lit_atom]][rep] + (np.arange(len(rep)) - starts[rep])
+        bit_true = (code[r] & self.atom_bit[lit_atom][rep]) != 0
+        lit_true = bit_true == np.asarray(net.lit_positive, dtype=bool)[rep]
+        count = np.zeros(rows * n_c, dtype=np.int32)
+        np.add.at(count, r * n_c + lit_clause[rep], lit_true.astype(np.int32))
+        inside = np.zeros(rows * n_c, dtype=bool)
+        inside[r * n_c + lit_clause[rep]] = True
+        sat = (count > 0).reshape(rows, n_c)
+        inside = inside.reshape(rows, n_c)
+
+        weight = np.asarray(net.weight, dtype=np.float64)
+        hard = np.asarray(net.is_hard, dtype=bool)
+        soft = ~hard
+        lw = (sat[:, soft] & inside[:, soft]) @ weight[soft] if soft.any() else np.zeros(rows)
+        feasible = ~(inside[:, hard] & ~sat[:, hard]).any(axis=1) if hard.any() else np.ones(rows, dtype=bool)
+        self.lw = np.where(feasible, lw, -np.inf)
+        self.feasible = feasible
+        # a soft clause satisfied "as its sign wants" (negative weights: all literals false)
+        want = np.where(weight[None, :] < 0, ~sat, sat) | ~inside
+        self.unwanted = (~want[:, soft]).astype(np.float32)          # rows x soft clauses
+        self.soft_weight = np.abs(weight[soft])
+        self.keep = -np.expm1(-self.soft_weight)                      # 1 - exp(-|w|)
+        self.soft_comp = np.full(int(soft.sum()), 0, dtype=np.int64)
+        soft_ids = np.flatnonzero(soft)
+        nonempty = lens[soft_ids] > 0
+        self.soft_comp[nonempty] = comp[lit_atom[np.asarray(net.clause_start, dtype=np.int64)[soft_ids[nonempty]]]]
+        self.soft_empty = ~nonempty
+        self.want_soft = want[:, soft]
+
+    def pick(self, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One row per component, uniformly among its ``allowed`` rows."""
+        cum = np.cumsum(allowed)
+        per = cum[self.off[1:] - 1] - np.concatenate([[0], cum[self.off[1:-1] - 1]])
+        if (per == 0).any():
+            raise InferenceError("the hard clauses cannot all be satisfied")
+        before = cum[self.off[1:] - 1] - per
+        target = before + np.floor(rng.random(len(per)) * per).astype(np.int64) + 1
+        return np.searchsorted(cum, target)
+
+
+def mcsat_tiny_fits(net: GroundNetwork, opt) -> bool:
+    """Whether :func:`mcsat_tiny` runs for these options (see the module docstring)."""
+    if opt.hard_weight is not None or opt.init is not None or opt.init_method != "hard" or opt.group_mutex:
+        return False
+    if net.n_blocks or not fits(net):
+        return False
+    rows = int((1 << _component_sizes(net)).sum())
+    steps = opt.samples + opt.burn_in
+    return steps * (STEP_SECONDS + rows * net.n_clauses * CELL_SECONDS) <= MAX_TINY_SECONDS \
+        and rows * net.n_clauses <= MAX_CELLS
+
+
+def mcsat_tiny(net: GroundNetwork, opt, progress: Callable[[int], None] | None = None) -> MarginalResult:
+    """Marginals by MC-SAT with exact slice sampling (see the module docstring);
+    ``opt`` is a checked :class:`.mcsat.MCSATOptions`."""
+    start = time.perf_counter()
+    deadline = None if opt.max_seconds is None else start + float(opt.max_seconds)
+    rng = np.random.default_rng(opt.seed)
+    t = _Table(net)
+    cur = t.pick(t.feasible, rng)
+    setup = time.perf_counter() - start
+    keep, unwanted = t.keep, t.unwanted
+    soft_comp, feasible = t.soft_comp, t.feasible
+    want_soft = t.want_soft
+    atom_comp, atom_off, atom_bit = t.atom_comp, t.atom_off, t.atom_bit
+    lw = t.lw
+    n_soft = len(keep)
+
+    def step() -> None:
+        nonlocal cur
+        if n_soft:
+            sel = want_soft[cur[soft_comp], np.arange(n_soft)] & (rng.random(n_soft) < keep)
+            allowed = feasible & (unwanted @ sel.astype(np.float32) == 0) if sel.any() else feasible
+        else:
+            allowed = feasible
+        cur = t.pick(allowed, rng)
+
+    burned = 0
+    while burned < opt.burn_in:
+        step()
+        burned += 1
+        if deadline is not None and burned % 64 == 0 and time.perf_counter() > deadline:
+            break
+    t_sample = time.perf_counter()
+    tally = np.zeros(net.n_atoms, dtype=np.float64)
+    drawn = 0
+    stopped = False
+    while drawn < opt.samples:
+        step()
+        row = cur[atom_comp]
+        code = row - atom_off
+        if opt.rao_blackwell:
+            on = atom_off + (code | atom_bit)
+            off = atom_off + (code & ~atom_bit)
+            with np.errstate(over="ignore", invalid="ignore"):
+                tally += 1.0 / (1.0 + np.exp(lw[off] - lw[on]))
+        else:
+            tally += (code & atom_bit) != 0
+        drawn += 1
+        if drawn % 256 == 0:
+            if progress is not None:
+                progress(drawn)
+            if deadline is not None and time.perf_counter() > deadline:
+                stopped = drawn < opt.samples
+                break
+    if progress is not None:
+        progress(drawn)
+    sample_seconds = time.perf_counter() - t_sample
+    seconds = time.perf_counter() - start
+    stats = {
+        "samples": drawn,
+        "burn_in": burned,
+        "seconds": seconds,
+        "setup_seconds": setup,
+        "sampling_seconds": sample_seconds,
+        "samples_per_second": drawn / sample_seconds if sample_seconds > 0 else math.inf,
+        "stopped_early": stopped,
+        "variables": net.n_atoms,
+        "rao_blackwell": opt.rao_blackwell,
+        "hard_weight": None,
+        "slice_sampler": "enumeration",
+        "enumerated_worlds": t.rows,
+    }
+    return MarginalResult(probabilities=tally / drawn, method="mcsat", samples=drawn, seconds=seconds, stats=stats)
