@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..errors import OptionError
+from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
 from .results import MarginalResult
 from .sampling import ChunkRunner, check_int, check_real, check_sampling  # noqa: F401  (re-exported)
@@ -118,5 +118,8 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
         kw = {k: v for k, v in options.items() if k not in ("options", "progress")}
         opt = make_options(options.get("options"), kw)
         if mcsat_tiny_fits(net, opt):
-            return mcsat_tiny(net, opt, options.get("progress"))
+            try:
+                return mcsat_tiny(net, opt, options.get("progress"))
+            except InferenceError:
+                pass        # unsatisfiable hard clauses: the compiled chain's error names them
     return _sampler(method)(net, **options)

@@ -19,7 +19,12 @@ components. When every connected component is small enough to enumerate
   it. Slice sampling leaves the model's distribution invariant, and the
   estimates are Rao-Blackwellised as the compiled sampler's are (each atom's
   conditional probability given the rest of the world, read from the table).
-  Results are not the compiled chain's bit for bit (another sampler, another
+  Each step then makes ``MH_PROPOSALS`` Metropolis-Hastings proposals on
+  the model (a uniform feasible world of the component, accepted with
+  ``exp(score' - score)``), as the compiled chain's step 3 does: slice
+  sampling alone leaves modes that strong clauses pin slowly (off by 0.05
+  after 3,000 samples on a network with weights near 3). Results are not the
+  compiled chain's bit for bit (another sampler, another
   random stream) but samples of the same distribution; the tests check both
   against exact enumeration.
 
@@ -43,13 +48,17 @@ from .results import MapResult, MarginalResult
 
 MAX_COMPONENT_ATOMS = 12     # 4,096 worlds per component
 MAX_ROWS = 1 << 14           # worlds of all components together
-MAX_CELLS = 1 << 17          # rows x clauses of the table MC-SAT steps over
+MAX_CELLS = 1 << 19          # rows x clauses of the table MC-SAT steps over
 MAX_CLAUSES = 4_000          # exact_map loops over clauses in Python
-# MC-SAT: estimated seconds per step (measured, see bench/workloads/firstrun.py);
-# the compiled chain costs a process about 0.5 s to load, then ~6 us a step
+# MC-SAT: seconds per step, measured (CPU, this 2-core machine): 24 us on
+# the smokers network (32 rows), 37 us on one 12-atom component (74k
+# cells), 69 us at 387k cells; the compiled chain costs a process about
+# 0.5 s to load numba and its cached kernels. The tiny sampler runs when its
+# estimate stays under MAX_TINY_SECONDS.
 STEP_SECONDS = 30e-6
-CELL_SECONDS = 1e-9
-MAX_TINY_SECONDS = 0.4
+CELL_SECONDS = 0.5e-9
+MAX_TINY_SECONDS = 0.25
+MH_PROPOSALS = 2             # Metropolis-Hastings proposals per MC-SAT step
 
 
 def _component_sizes(net: GroundNetwork) -> np.ndarray:
@@ -60,6 +69,9 @@ def fits(net: GroundNetwork) -> bool:
     """Whether ``net`` is small enough to enumerate, component by component."""
     if net.n_atoms == 0 or net.n_clauses > MAX_CLAUSES:
         return False
+    lens = np.diff(np.asarray(net.clause_start, dtype=np.int64))
+    if (net.is_hard & (lens == 0)).any():
+        return False                  # unsatisfiable: the compiled paths say so
     sizes = _component_sizes(net)
     if sizes.max() > MAX_COMPONENT_ATOMS:
         return False
@@ -165,15 +177,24 @@ class _Table:
         self.soft_empty = ~nonempty
         self.want_soft = want[:, soft]
 
-    def pick(self, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One row per component, uniformly among its ``allowed`` rows."""
+    def counts(self, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(cumulative count of allowed rows, allowed rows per component, allowed rows before each)."""
         cum = np.cumsum(allowed)
-        per = cum[self.off[1:] - 1] - np.concatenate([[0], cum[self.off[1:-1] - 1]])
+        last = cum[self.off[1:] - 1]
+        per = last - np.concatenate([[0], cum[self.off[1:-1] - 1]])
         if (per == 0).any():
             raise InferenceError("the hard clauses cannot all be satisfied")
-        before = cum[self.off[1:] - 1] - per
+        return cum, per, last - per
+
+    @staticmethod
+    def draw(cum, per, before, rng: np.random.Generator) -> np.ndarray:
+        """One row per component, uniformly among the allowed rows that ``counts`` counted."""
         target = before + np.floor(rng.random(len(per)) * per).astype(np.int64) + 1
         return np.searchsorted(cum, target)
+
+    def pick(self, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One row per component, uniformly among its ``allowed`` rows."""
+        return self.draw(*self.counts(allowed), rng)
 
 
 def mcsat_tiny_fits(net: GroundNetwork, opt) -> bool:
@@ -204,14 +225,45 @@ def mcsat_tiny(net: GroundNetwork, opt, progress: Callable[[int], None] | None =
     lw = t.lw
     n_soft = len(keep)
 
+    off_lo, off_hi = t.off[:-1], t.off[1:]
+    f_cum, f_per, f_before = t.counts(feasible)
+    soft_ids = np.arange(n_soft)
+    n_comp = len(t.width)
+    cbuf = np.zeros(t.rows + 1, dtype=np.int64)       # cbuf[r + 1]: allowed rows up to r
+    cview = cbuf[1:]
+    chunk = 256
+    pending: list = []
+
+    def randomness() -> None:
+        # the random numbers of ``chunk`` steps at once (numpy calls cost more than their work here)
+        u_sel = rng.random((chunk, n_soft)) < keep if n_soft else None
+        u_pick = rng.random((chunk, n_comp))
+        props = np.searchsorted(f_cum, f_before + np.floor(rng.random((chunk, MH_PROPOSALS, n_comp)) * f_per)
+                                .astype(np.int64) + 1)
+        log_u = np.log(rng.random((chunk, MH_PROPOSALS, n_comp)))
+        pending.extend(zip(u_sel if u_sel is not None else [None] * chunk, u_pick, props, lw[props], log_u))
+
     def step() -> None:
         nonlocal cur
+        if not pending:
+            randomness()
+            pending.reverse()
+        u_sel, u_pick, props, lw_props, log_u = pending.pop()
+        # the slice, and a uniform world in it
         if n_soft:
-            sel = want_soft[cur[soft_comp], np.arange(n_soft)] & (rng.random(n_soft) < keep)
+            sel = want_soft[cur[soft_comp], soft_ids] & u_sel
             allowed = feasible & (unwanted @ sel.astype(np.float32) == 0) if sel.any() else feasible
         else:
             allowed = feasible
-        cur = t.pick(allowed, rng)
+        np.cumsum(allowed, out=cview)
+        before = cbuf[off_lo]
+        per = cbuf[off_hi] - before
+        cur = np.searchsorted(cview, before + (u_pick * per).astype(np.int64) + 1)
+        # Metropolis-Hastings on the model, a uniform feasible world of the
+        # component proposed (as the compiled chain's step 3, for mixing
+        # across modes that strong clauses hold in place)
+        for m in range(MH_PROPOSALS):
+            cur = np.where(log_u[m] < lw_props[m] - lw[cur], props[m], cur)
 
     burned = 0
     while burned < opt.burn_in:
