@@ -76,7 +76,8 @@ def test_dispatcher_uses_the_tiny_sampler_only_where_it_applies():
     assert solve_marginals(net, "mcsat", samples=200).stats.get("slice_sampler") == "enumeration"
     # options the enumeration does not implement, blocks, large components: the compiled chain
     for kw in ({"hard_weight": 5.0}, {"init_method": "maxwalksat"}, {"group_mutex": True},
-               {"init": np.zeros(net.n_atoms, dtype=bool)}):
+               {"init": np.zeros(net.n_atoms, dtype=bool)}, {"joint_moves": False}, {"max_steps": 20},
+               {"temperature": 0.2}):
         assert "slice_sampler" not in solve_marginals(net, "mcsat", samples=50, **kw).stats
     blocks = random_network(rng, 8, 10, n_blocks=2)
     assert blocks.n_blocks

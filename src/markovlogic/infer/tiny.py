@@ -29,9 +29,10 @@ components. When every connected component is small enough to enumerate
   against exact enumeration.
 
 Both switch on measured sizes (``bench/workloads/firstrun.py``): above them,
-or with options the enumeration does not implement (blocks, ``hard_weight``,
-``init``, another ``init_method``, ``group_mutex``), the compiled paths run
-as before.
+on networks with exactly-one blocks, or when an option of the compiled
+chain is set to anything but its default (``init``, ``hard_weight``,
+SampleSAT's and Poon's settings: :data:`CHAIN_OPTIONS`), the compiled paths
+run as before.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ MAX_CLAUSES = 4_000          # exact_map loops over clauses in Python
 STEP_SECONDS = 30e-6
 CELL_SECONDS = 0.5e-9
 MAX_TINY_SECONDS = 0.25
+# options of the compiled chain (SampleSAT, its Metropolis steps, Poon's
+# extensions): set to anything but their defaults, the compiled chain runs
+CHAIN_OPTIONS = ("walksat_prob", "temperature", "max_steps", "metropolis_steps", "guide_weight", "max_path",
+                 "hard_weight", "init_method", "init_flips", "group_mutex", "joint_moves", "cluster_moves")
 MH_PROPOSALS = 2             # Metropolis-Hastings proposals per MC-SAT step
 
 
@@ -199,8 +204,11 @@ class _Table:
 
 def mcsat_tiny_fits(net: GroundNetwork, opt) -> bool:
     """Whether :func:`mcsat_tiny` runs for these options (see the module docstring)."""
-    if opt.hard_weight is not None or opt.init is not None or opt.init_method != "hard" or opt.group_mutex:
+    if opt.init is not None:
         return False
+    default = type(opt)()
+    if any(getattr(opt, name) != getattr(default, name) for name in CHAIN_OPTIONS):
+        return False                  # the compiled chain's own settings: it runs them
     if net.n_blocks or not fits(net):
         return False
     rows = int((1 << _component_sizes(net)).sum())
