@@ -114,6 +114,8 @@ def measure(rev: str, repeat: int) -> dict:
                          "venv_mb": round(_du_mb(clone / ".venv"), 1),
                          "compile_notice": "compiling kernels" in out}
         mln = str(clone / ".venv" / "bin" / "mln")
+        floor = [_run([str(clone / ".venv" / "bin" / "python"), "-c", FLOOR], clone, env)[:2] for _ in range(repeat)]
+        figures["floor_s"], figures["floor_cpu_s"] = (round(x, 3) for x in _median(floor))
         for key, args, status in (("warm_map_s", ["infer", *SMOKERS, "--map"], 0),
                                   ("warm_mcsat_s", ["infer", *SMOKERS], 0),
                                   ("help_s", ["--help"], 0),
@@ -132,6 +134,8 @@ def measure(rev: str, repeat: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# what any small run pays before its own work: the interpreter, NumPy, DuckDB (and a connection), lark, typer
+FLOOR = "import numpy, duckdb, lark, typer; duckdb.connect(':memory:')"
 WARM = (("warm_map_s", ["infer", *SMOKERS, "--map"], 0),
         ("warm_mcsat_s", ["infer", *SMOKERS], 0),
         ("help_s", ["--help"], 0),
@@ -166,6 +170,8 @@ def measure_warm(rev: str, repeat: int) -> dict:
                 if code != status:
                     raise RuntimeError(f"{key} at {rev}: exit status {code}, expected {status}:\n{out[-2000:]}")
                 runs[key].append((w, c))
+        floor = [_run([sys.executable, "-c", FLOOR], clone, env)[:2] for _ in range(repeat)]
+        figures["floor_s"], figures["floor_cpu_s"] = (round(x, 3) for x in _median(floor))
         for key, values in runs.items():
             w, c = _median(values)
             figures[key] = round(w, 3)
