@@ -235,3 +235,43 @@ def test_small_cli_runs_load_neither_numba_nor_scipy():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "HEAVY []" in out.stdout, out.stdout[-2000:]
+
+
+def test_compile_time_is_counted_when_numba_is_imported_after_watch():
+    """jit.watch() no longer imports numba: the listener is registered when
+    numba's import completes (a large run still books its compile time apart)."""
+    code = (
+        "import sys\n"
+        "from markovlogic import jit\n"
+        "jit.watch()\n"
+        "assert 'numba' not in sys.modules\n"
+        "import numba\n"
+        "@numba.njit(cache=False)\n"
+        "def fresh(x):\n"
+        "    return x + 1\n"
+        "assert fresh(1) == 2\n"
+        "print('COMPILED', jit.compile_seconds() > 0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "COMPILED True" in out.stdout
+
+
+def test_a_kernel_called_from_numba_code_is_compiled_with_it():
+    """A jit.kernel that another (compiled) kernel calls: numba types it as its dispatcher."""
+    import numba
+
+    @jit.kernel(cache=False)
+    def double(x):
+        return 2 * x
+
+    @numba.njit(cache=False)
+    def total(a):
+        s = 0
+        for i in range(a.shape[0]):
+            s += double(a[i])
+        return s
+
+    assert total(np.arange(5)) == 20
+    with jit.force_mode("python"):
+        assert double(3) == 6
