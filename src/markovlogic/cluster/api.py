@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..errors import MLNSemanticError, OptionError
 from ..lang.ast import Query
 from ..logic.equivalence import equivalence_predicates
-from .model import ClusterModel, build_cluster_model
+
+if TYPE_CHECKING:
+    from .model import ClusterModel
 
 CLUSTER_MAP_METHODS = ("mh", "agglomerative")
 CLUSTER_MARGINAL_METHODS = ("mh",)
@@ -183,6 +185,8 @@ class ClusteringAnswer:
 def _models(mln, dbs, queries, closed, open_, db_path, set_features=()) -> tuple[list[ClusterModel], float]:
     start = time.perf_counter()
     preds = cluster_predicates(mln, queries)
+    from .model import build_cluster_model     # numba and scipy: not for models without clusterings
+
     models = [build_cluster_model(mln, dbs, p, closed=closed, open_=open_, db_path=db_path,
                                   other_queries=[q for q in preds if q != p])
               for p in preds]

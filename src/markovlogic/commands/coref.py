@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from ..errors import OptionError
 from ..io import check_outputs, write_text_atomic
-from .common import _existing, peak_mb, split_list
+from .common import LazyConsole, _existing, peak_mb, split_list
 
-console = Console(stderr=True, highlight=False)
+console = LazyConsole(stderr=True, highlight=False)
 app = typer.Typer(no_args_is_help=True, help="Poon & Domingos' unsupervised coreference MLNs (InClust models).")
 
 

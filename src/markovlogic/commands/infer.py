@@ -349,21 +349,24 @@ class _sampling_progress:
 
 
 def _print_summary(stats: dict, result: Path | None) -> None:
-    from rich.table import Table
-
-    table = Table(show_header=False, box=None, pad_edge=False)
-    keys = ["task", "method", "atoms", "query_atoms", "clauses", "hard_clauses", "components",
-            "ground_seconds", "infer_seconds", "compile_seconds", "score", "cost", "hard_violated", "bound", "gap",
-            "optimal", "iterations", "groundings_added", "converged", "samples", "samples_per_second", "flips_per_second",
-            "active_atoms", "active_rows", "total_rows", "activation_rounds"]
+    """Two aligned columns on stderr, in plain text: rich's table costs a small
+    run about 30 ms of imports (bench/workloads/firstrun.py)."""
+    keys = ["task", "method", "solver", "slice_sampler", "atoms", "query_atoms", "clauses", "hard_clauses",
+            "components", "ground_seconds", "infer_seconds", "compile_seconds", "score", "cost", "hard_violated",
+            "bound", "gap", "optimal", "iterations", "groundings_added", "converged", "samples",
+            "samples_per_second", "flips_per_second", "active_atoms", "active_rows", "total_rows",
+            "activation_rounds"]
+    rows = []
     for k in keys:
         v = stats.get(k)
         if v is None:
             continue
-        table.add_row(k.replace("_", " "), f"{v:.4g}" if isinstance(v, float) else str(v))
+        rows.append((k.replace("_", " "), f"{v:.4g}" if isinstance(v, float) else str(v)))
     if result is not None:
-        table.add_row("result", str(result))
-    console.print(table)
+        rows.append(("result", str(result)))
+    width = max((len(k) for k, _ in rows), default=0)
+    sys.stderr.write("".join(f"{k.ljust(width)}  {v}\n" for k, v in rows))
+    sys.stderr.flush()
 
 
 def _groups(text: str | None, flag: str) -> list[list[str]] | None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
+from ..jit import kernel
 from ..errors import MarkovLogicError
 
 PAD = np.iinfo(np.int32).max
@@ -189,7 +189,7 @@ def _reduce_packed(block: np.ndarray, param: np.ndarray | None):
     return codes, e_u, e_p, e_cnt, n
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _packed_runs(key, L, bits, pbits, with_param):
     """Distinct clauses and (clause, parameter) runs of sorted packed keys."""
     n = len(key)
@@ -225,7 +225,7 @@ def _packed_runs(key, L, bits, pbits, with_param):
     return codes, e_u, e_p, e_cnt
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _scatter_literals(codes, keep, cids, clause_start, lit_atom, lit_positive):
     """Write the literal codes of kept groups at their clauses' places."""
     k = 0
@@ -241,7 +241,7 @@ def _scatter_literals(codes, keep, cids, clause_start, lit_atom, lit_positive):
             lit_positive[at + j] = (c & 1) == 0
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _entries_pass(fill_mode, u, p, cnt, coef, group_map, clause_of_group, is_hard, moved, params,
                   slots, p_slot, c_slot, k_slot):
     """One record of parameter entries: count them per clause (``fill_mode``
@@ -275,14 +275,14 @@ def _entries_pass(fill_mode, u, p, cnt, coef, group_map, clause_of_group, is_har
     return hard_const, fold_const
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _shift_right(a):
     for i in range(len(a) - 1, 0, -1):
         a[i] = a[i - 1]
     a[0] = 0
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _sum_slots(start, p_slot, c_slot, k_slot):
     """Per clause (slots ``start[c]:start[c+1]``, in input order), the
     coefficients summed per parameter: each entry added ``count`` times, one

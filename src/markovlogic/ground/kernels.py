@@ -10,11 +10,12 @@ literal arrays, which matters at tens of millions of clauses.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ..jit import kernel
 
-@numba.njit(cache=True)
+
+@kernel(cache=True)
 def _find(parent, a):
     root = a
     while parent[root] != root:
@@ -26,7 +27,7 @@ def _find(parent, a):
     return root
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _union_groups(parent, start, members):
     for g in range(len(start) - 1):
         s, e = start[g], start[g + 1]
@@ -43,7 +44,7 @@ def _union_groups(parent, start, members):
                     parent[r] = r0
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _labels(parent):
     n = len(parent)
     label = np.full(n, -1, np.int32)
@@ -71,7 +72,7 @@ def components(n_atoms: int, clause_start, lit_atom, block_start, block_atoms) -
     return labels, int(k)
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _reverse(n_atoms, clause_start, lit_atom, counts_start, out):
     fill = counts_start[:-1].copy()
     for c in range(len(clause_start) - 1):
@@ -91,7 +92,7 @@ def reverse_index(n_atoms: int, clause_start, lit_atom) -> tuple[np.ndarray, np.
     return start, out
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _clause_weights(param_start, param_index, param_coef, params, is_hard, out):
     for c in range(len(param_start) - 1):
         w = 0.0
@@ -109,7 +110,7 @@ def clause_weights(param_start, param_index, param_coef, params, is_hard) -> np.
     return out
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _compact_sizes(start, keep, new_start):
     k = 0
     for c in range(len(start) - 1):
@@ -118,7 +119,7 @@ def _compact_sizes(start, keep, new_start):
             k += 1
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _compact_values(start, keep, values, out):
     k = 0
     for c in range(len(start) - 1):

@@ -27,8 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 
 @dataclass(frozen=True)
@@ -364,6 +362,9 @@ def _components(
     block_atoms: np.ndarray,
 ) -> tuple[np.ndarray, int]:
     """Connected components of the atom graph (clauses and blocks link their atoms)."""
+    import scipy.sparse as sp        # not at import: scipy costs a small run 0.2 s
+    from scipy.sparse.csgraph import connected_components
+
     if n_atoms == 0:
         return np.zeros(0, dtype=np.int32), 0
     # link each literal's atom to the first atom of its clause (a star per clause)

@@ -68,6 +68,7 @@ from .components import DEFAULT_GROUP_ATOMS, Group, component_groups
 from .presolve import presolve as presolve_sat
 from . import highs_process
 from .results import MapResult
+from .tiny import check_common_options, check_ilp_options  # noqa: F401  (check_common_options re-exported)
 
 _INF = np.inf
 _DIAGNOSE_MAX = 80       # deletion filter only on components with this many hard constraints
@@ -713,15 +714,6 @@ def _deletion_filter(sat, atoms, clauses, blocks, deadline):
 
 # ---------------------------------------------------------------- solving
 
-def check_common_options(max_seconds, group_atoms) -> None:
-    if max_seconds is not None and (
-        isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)) or not max_seconds > 0
-    ):
-        raise OptionError(f"max_seconds must be positive, got {max_seconds!r}")
-    if isinstance(group_atoms, bool) or not isinstance(group_atoms, (int, np.integer)) or group_atoms < 1:
-        raise OptionError(f"group_atoms must be a positive integer, got {group_atoms!r}")
-
-
 def trivial_bound(sat: SatArrays) -> float:
     """Every positive clause satisfied, every negative one not."""
     return float(sat.weight[~sat.is_hard & (sat.weight > 0)].sum())
@@ -821,11 +813,7 @@ def ilp_map(
     cliques of pairwise clauses (:class:`Cliques`). Both keep the answer exact.
     """
     start = time.perf_counter()
-    check_common_options(max_seconds, group_atoms)
-    if isinstance(mip_gap, bool) or not isinstance(mip_gap, (int, float)) or not 0.0 <= mip_gap < 1.0 or math.isnan(mip_gap):
-        raise OptionError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise OptionError(f"threads must be a positive integer, got {threads!r}")
+    check_ilp_options(max_seconds=max_seconds, mip_gap=mip_gap, threads=threads, group_atoms=group_atoms)
     deadline = None if max_seconds is None else start + float(max_seconds)
 
     sat = sat_arrays(net)

@@ -14,8 +14,16 @@ import numpy as np
 
 from ..errors import OptionError
 from ..ground.network import GroundNetwork
-from .components import DEFAULT_GROUP_ATOMS, Group, component_groups  # noqa: F401  (re-exported)
 from .results import MapResult
+
+def __getattr__(name: str):
+    # re-exported from .components, imported on use (it loads the compiled kernels' module)
+    if name in ("DEFAULT_GROUP_ATOMS", "Group", "component_groups"):
+        from . import components
+
+        return getattr(components, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MAP_METHODS = ("ilp", "maxwalksat", "cpsat", "exact", "mh", "sgmp", "multitask-mh")
 
@@ -60,10 +68,19 @@ def solve_map(net: GroundNetwork, method: str = "ilp", **options) -> MapResult:
         return maxwalksat(net, **_only(options, method, "max_flips", "max_tries", "noise", "seed",
                                        "max_seconds", "init", "target_cost", "group_mutex"))
     if method == "ilp":
+        opts = _only(options, method, "max_seconds", "mip_gap", "threads", "group_atoms", "presolve", "cliques")
+        from .tiny import check_ilp_options, map_tiny
+
+        check_ilp_options(**opts)
+        # components small enough to enumerate: the same optimum without
+        # importing scipy.optimize (infer/tiny.py)
+        result = map_tiny(net)
+        if result is not None:
+            result.method = "ilp"
+            return result
         from .ilp import ilp_map
 
-        return ilp_map(net, **_only(options, method, "max_seconds", "mip_gap", "threads", "group_atoms",
-                                          "presolve", "cliques"))
+        return ilp_map(net, **opts)
     if method == "cpsat":
         from .cpsat import cpsat_map
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..errors import OptionError
+from ..errors import InferenceError, OptionError
 from ..ground.network import GroundNetwork
 from .results import MarginalResult
 from .sampling import ChunkRunner, check_int, check_real, check_sampling  # noqa: F401  (re-exported)
@@ -49,7 +49,7 @@ def check_options(method: str, options: dict) -> None:
         make_options(None, {k: v for k, v in options.items() if k != "progress"})
         return
     if method == "mcsat":
-        from .mcsat import make_options as mcsat_options
+        from .mcsat_options import make_options as mcsat_options
 
         if options.get("progress") is not None and not callable(options["progress"]):
             raise OptionError("progress must be a callable taking the number of samples drawn")
@@ -109,4 +109,17 @@ def solve_marginals(net: GroundNetwork, method: str = "mcsat", **options) -> Mar
         from .multitask_mh import multitask_marginals
 
         return multitask_marginals(net, **options)
+    if method == "mcsat":
+        # a network small enough to enumerate: exact slice sampling in numpy
+        # (no numba to load; infer/tiny.py), else the compiled chain
+        from .mcsat_options import make_options
+        from .tiny import mcsat_tiny, mcsat_tiny_fits
+
+        kw = {k: v for k, v in options.items() if k not in ("options", "progress")}
+        opt = make_options(options.get("options"), kw)
+        if mcsat_tiny_fits(net, opt):
+            try:
+                return mcsat_tiny(net, opt, options.get("progress"))
+            except InferenceError:
+                pass        # unsatisfiable hard clauses: the compiled chain's error names them
     return _sampler(method)(net, **options)

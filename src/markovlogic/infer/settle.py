@@ -19,13 +19,13 @@ clauses that contain an atom twice and for chains that would need many rounds.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ..jit import kernel
 from ..ground.network import GroundNetwork
 
 
-@nb.njit(cache=True)
+@kernel(cache=True)
 def _settle(world, clause_start, lit_atom, lit_positive, weight, is_hard,
             atom_clause_start, atom_clause, atom_block, tolerance):
     n_clauses = len(clause_start) - 1

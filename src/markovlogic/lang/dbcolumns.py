@@ -33,9 +33,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numba
 import numpy as np
 
+from ..jit import kernel
 from .ast import EvidenceAtom, FunctionValue, GroundAtom, Pos
 
 BLOCK = 32 << 20            # bytes scanned per kernel call
@@ -46,22 +46,22 @@ CODE_TRUTH = {1: True, 0: False, -1: None}
 
 # ------------------------------------------------------------------ the kernel
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _name_start(c):
     return (65 <= c <= 90) or (97 <= c <= 122) or c == 95
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _name_char(c):
     return (65 <= c <= 90) or (97 <= c <= 122) or (48 <= c <= 57) or c == 95 or c == 39 or c == 45
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _digit(c):
     return 48 <= c <= 57
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _same(data, s, e, ls, le):
     if ls < 0 or e - s != le - ls:
         return False
@@ -71,7 +71,7 @@ def _same(data, s, e, ls, le):
     return True
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _intern(data, s, e, tab, info, buf, counts):
     """Id of the bytes ``data[s:e]`` in an open-addressing table (new: added)."""
     h = np.uint64(14695981039346656037)
@@ -105,7 +105,7 @@ def _intern(data, s, e, tab, info, buf, counts):
         slot = (slot + 1) & mask
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcounts, ctab, cinfo, cbuf, ccounts):
     """Classify and parse the lines of ``data[lo:hi]`` (whole lines).
 
@@ -241,7 +241,7 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
     return line, hi, 0
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _has_high_byte(data, n):
     for i in range(n):
         if data[i] >= 128:
@@ -284,7 +284,7 @@ class _Interner:
         return [raw[o:o + k].decode("ascii") for o, k in info[start:n].tolist()]
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _rehash(tab, info, buf, n):
     mask = len(tab) - 1
     for t in range(n):
@@ -702,7 +702,7 @@ class ColumnReader:
         return cols
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def _first_seen(codes, n_codes, out):
     seen = np.zeros(n_codes, np.bool_)
     k = 0
