@@ -6,8 +6,8 @@
                   [--min-compose 50] [--no-compose] [--no-role-merges] [--max-ops N] [--time-limit S]
                   [--onto-m 5] [--onto-tp 0.02] [--stats-json S.json] [--quiet]
     mln usp parse -m MODEL.usp -i SENTENCES.conllu [-o PARSES.txt] [--flat] [--stats-json S.json]
-    mln usp ask -m MODEL.usp "What does X V?" ... [--questions FILE] [--flat] [--max-answers N]
-                [--stats-json S.json]
+    mln usp ask -m MODEL.usp "What does X V?" ... [--questions FILE] [--flat] [--same-verb] [--keep-negated]
+                [--max-answers N] [--stats-json S.json]
 
 ``learn`` reads CoNLL-U dependency trees (PropBank or other extra columns are
 ignored), runs USP-Learn, and with ``--onto`` OntoUSP's ISA search; it writes
@@ -200,11 +200,14 @@ def ask_command(
     model_path: Path = typer.Option(..., "-m", "--model", help="A model written by mln usp learn."),
     question_file: Optional[Path] = typer.Option(None, "--questions", help="A file of questions, one per line."),
     flat: bool = typer.Option(False, "--flat", help="Answer as USP: no ISA hierarchy, no smoothing."),
+    same_verb: bool = typer.Option(False, "--same-verb", help="Answer only from parts headed by the question's verb "
+                                   "(its cluster still matches the argument types: passive finds active)."),
+    keep_negated: bool = typer.Option(False, "--keep-negated", help="Also answer from negated parts (X does not V Y)."),
     max_answers: int = typer.Option(10, "--max-answers", help="Answers printed per question (0: all)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures as JSON."),
 ) -> None:
     """Answer questions from the knowledge base of a learned model."""
-    from ..usp.kb import KnowledgeBase
+    from ..usp.kb import AnswerOptions, KnowledgeBase
 
     qs = list(questions or [])
     if question_file is not None:
@@ -221,7 +224,7 @@ def ask_command(
     with progress.task("reading the model"):
         model = _load(model_path)
     model.smoothed = not flat
-    kb = KnowledgeBase(model, ontology=not flat)
+    kb = KnowledgeBase(model, ontology=not flat, options=AnswerOptions(skip_negated=not keep_negated, same_verb=same_verb))
     answered = 0
     for text in qs:
         q = kb.question_from_text(text)
