@@ -417,19 +417,23 @@ def run(data: Path, quick: bool = False, log=print, save_model: Path | None = No
         "concepts": _concepts(model, 10),
     })
     if ablation:
-        # the configuration dev chose for role induction: COMPOSE splits predicates (passive auxiliaries,
-        # copulas, negation fused into the verb's part) and costs collocation; without it (dev, before any
-        # test figure of it was seen): 82.53 F1 against 80.75
-        log("ablation: USP-Learn without COMPOSE")
-        opt2 = USPOptions(compose=False, max_ops=200 if quick else 0)
-        model2, times2 = learn_config(qlf, opt2, onto, log)
-        r2 = evaluate(model2, data, pu_co)
-        result["ablations"] = {"usp_no_compose": {
-            "sri": {split: {s: r2["sri"][split][s] for s in ("usp", "ontousp")} for split in r2["sri"]},
-            "qa": {s: r2["qa"][s] for s in ("usp", "ontousp", "usp_same_verb")},
-            "qa_dev": {s: r2["qa_dev"][s] for s in ("usp", "ontousp", "usp_same_verb")},
-            "learn_seconds": times2["learn_seconds"], "learn_cpu_seconds": times2["learn_cpu_seconds"],
-            "options": dict(opt2.__dict__)}}
+        # no COMPOSE (the configuration dev chose before QLFs left out auxiliaries, copulas and determiners), and
+        # the former reader (those words kept as QLF nodes: COMPOSE fused "was"/"is" into the verb's part)
+        from markovlogic.usp.qlf import DROPPED
+
+        for name, opt2, dropped in (("usp_no_compose", USPOptions(compose=False, max_ops=200 if quick else 0), None),
+                                    ("usp_function_words", USPOptions(max_ops=200 if quick else 0), DROPPED)):
+            log(f"ablation: {name}")
+            qlf2 = qlf if dropped is None else read_corpus([data / f for f in FILES], dropped=dropped)
+            model2, times2 = learn_config(qlf2, opt2, onto, log)
+            r2 = evaluate(model2, data, pu_co)
+            qa_rows = ("usp", "ontousp", "usp_same_verb", "ontousp_same_verb")
+            result.setdefault("ablations", {})[name] = {
+                "sri": {split: {s: r2["sri"][split][s] for s in ("usp", "ontousp")} for split in r2["sri"]},
+                "qa": {s: r2["qa"][s] for s in qa_rows}, "qa_dev": {s: r2["qa_dev"][s] for s in qa_rows},
+                "learn_seconds": times2["learn_seconds"], "learn_cpu_seconds": times2["learn_cpu_seconds"],
+                "qlf_nodes": qlf2.n_nodes, "options": dict(opt2.__dict__), "dropped": list(qlf2.vocab.dropped)}
+            del model2, r2
     return result
 
 
@@ -497,9 +501,9 @@ def main(argv: list[str] | None = None) -> None:
     if not (data / FILES[0]).exists():
         sys.exit(f"no up_ewt data at {data}")
     res = run(data, quick=args.quick, log=lambda m: print(m, flush=True), save_model=args.save_model)
-    report(res)
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=2) + "\n")
+    report(res)
 
 
 if __name__ == "__main__":
