@@ -111,3 +111,17 @@ def test_missing_inputs_and_bad_models_are_exit_2(tmp_path, learned, capsys):
     assert "also an input" in _err(capsys) and corpus.read_bytes() == before
     assert main(["usp", "learn", "-i", str(corpus), "-o", str(tmp_path / "m.usp"), "--alpha", "2"]) == 2
     assert "alpha" in _err(capsys)
+
+
+def test_keep_function_words_is_recorded_in_the_model(tmp_path):
+    from markovlogic.usp import USPModel
+    from markovlogic.usp.qlf import DROPPED, POON_DROPPED
+
+    corpus = tmp_path / "toy.conllu"
+    corpus.write_text(toy_corpus(n=60), encoding="utf-8")
+    for flag, dropped in (([], POON_DROPPED), (["--keep-function-words"], DROPPED)):
+        model = tmp_path / f"m{len(flag)}.usp"
+        assert main(["usp", "learn", "-i", str(corpus), "-o", str(model), *flag, *LEARN_FAST]) == 0
+        m = USPModel.load(model)
+        assert m.vocab.dropped == dropped
+        assert any(f.startswith("be:") for f in m.vocab.forms) == bool(flag)     # the passives' "was"

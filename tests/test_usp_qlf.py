@@ -44,8 +44,8 @@ def test_prepositions_markers_and_coordinators_fold_into_labels():
     atoms = q.atoms(0)
     assert "obl:by(n3, n5)" in atoms and "advcl:because(n3, n8)" in atoms and "conj:and(n8, n10)" in atoms
     assert not any(a.startswith(("by:", "because:", "and:", ".:")) for a in atoms)      # not nodes
-    assert "aux:pass(n3, n2)" in atoms and "nsubj:pass(n3, n1)" in atoms
-    assert len(q.tok_form) == 11 and q.n_nodes == 7                                       # words are kept for text
+    assert "nsubj:pass(n3, n1)" in atoms and not any(a.startswith("be:") for a in atoms)  # auxiliaries: Poon's reader
+    assert len(q.tok_form) == 11 and q.n_nodes == 6                                       # words are kept for text
 
 
 def test_multiword_markers_and_subtyped_labels():
@@ -88,3 +88,22 @@ def test_an_empty_corpus_and_bad_trees_are_errors():
     with pytest.raises(TextError, match="cycle") as e:
         build_qlf(read_conllu_lines(cyc.splitlines(True), "c.conllu"))
     assert e.value.file == "c.conllu" and e.value.line == 2
+
+
+def test_poons_reader_leaves_out_auxiliaries_copulas_and_determiners_by_default():
+    from markovlogic.usp.qlf import DROPPED, POON_DROPPED
+
+    text = tree(("The", "the", "DET", 2, "det"), ("firm", "firm", "NOUN", 4, "nsubj:pass"),
+                ("was", "be", "AUX", 4, "aux:pass"), ("bought", "buy", "VERB", 0, "root"),
+                ("and", "and", "CCONJ", 8, "cc"), ("it", "it", "PRON", 8, "nsubj"), ("is", "be", "AUX", 8, "cop"),
+                ("happy", "happy", "ADJ", 4, "conj"))
+    kept = build_qlf(read_conllu_lines(text.splitlines(True), "t.conllu"), dropped=DROPPED)   # function words kept
+    assert "aux:pass(n4, n3)" in kept.atoms(0) and "det(n2, n1)" in kept.atoms(0) and kept.n_nodes == 7
+    q = build_qlf(read_conllu_lines(text.splitlines(True), "t.conllu"))                    # the default: Poon's
+    assert sorted(q.atoms(0)) == sorted(["firm:NOUN(n2)", "buy:VERB(n4)", "it:PRON(n6)", "happy:ADJ(n8)",
+                                         "nsubj:pass(n4, n2)", "conj:and(n4, n8)", "nsubj(n8, n6)"])
+    assert q.vocab.dropped == POON_DROPPED
+    # a frozen vocabulary reads new sentences with its own relations left out
+    frozen = Vocab(list(q.vocab.forms), list(q.vocab.labels), frozen=True, dropped=q.vocab.dropped)
+    r = qlf_of(text, vocab=frozen)
+    assert r.atoms(0) == q.atoms(0)

@@ -3,11 +3,12 @@
 
     mln usp learn -i CORPUS.conllu[,MORE.conllu.gz] -o MODEL.usp [--onto] [--ontology ONTO.txt]
                   [--clusters CLUSTERS.txt] [--alpha -5] [--beta -10] [--threshold 10] [--min-shared 10]
-                  [--min-compose 50] [--no-compose] [--no-role-merges] [--max-ops N] [--time-limit S]
+                  [--min-compose 50] [--no-compose] [--no-role-merges] [--keep-function-words]
+                  [--max-ops N] [--time-limit S]
                   [--onto-m 5] [--onto-tp 0.02] [--stats-json S.json] [--quiet]
     mln usp parse -m MODEL.usp -i SENTENCES.conllu [-o PARSES.txt] [--flat] [--stats-json S.json]
-    mln usp ask -m MODEL.usp "What does X V?" ... [--questions FILE] [--flat] [--max-answers N]
-                [--stats-json S.json]
+    mln usp ask -m MODEL.usp "What does X V?" ... [--questions FILE] [--flat] [--same-verb] [--keep-negated]
+                [--max-answers N] [--stats-json S.json]
 
 ``learn`` reads CoNLL-U dependency trees (PropBank or other extra columns are
 ignored), runs USP-Learn, and with ``--onto`` OntoUSP's ISA search; it writes
@@ -72,6 +73,7 @@ def learn_command(
     min_shared: int = typer.Option(10, "--min-shared", help="MERGE candidates: clusters sharing this many neighbour clusters."),
     min_compose: int = typer.Option(50, "--min-compose", help="COMPOSE candidates: parent/argument cluster pairs seen this often."),
     compose: bool = typer.Option(True, "--compose/--no-compose", help="Use the COMPOSE operator."),
+    function_words: bool = typer.Option(False, "--keep-function-words", help="Keep auxiliaries, copulas, determiners and expletives as QLF nodes (default: left out, as Poon's reader)."),
     role_merges: bool = typer.Option(True, "--role-merges/--no-role-merges", help="Merge argument types inside a cluster."),
     max_ops: int = typer.Option(0, "--max-ops", help="Stop after this many operations (0: until the agenda is empty)."),
     time_limit: float = typer.Option(0.0, "--time-limit", help="Stop USP-Learn's search after this many seconds (0: no limit)."),
@@ -84,6 +86,7 @@ def learn_command(
     from .. import progress
     from ..usp import OntoOptions, USPOptions, learn, read_corpus
     from ..usp.model import ontology_text
+    from ..usp.qlf import DROPPED, POON_DROPPED
 
     options = USPOptions(alpha=alpha, beta=beta, threshold=threshold, min_shared=min_shared, min_compose=min_compose,
                          compose=compose, merge_roles=role_merges, max_ops=max_ops, time_limit=time_limit)
@@ -96,7 +99,7 @@ def learn_command(
                   [str(p) for p in paths])
     t0, c0 = time.perf_counter(), _cpu()
     with progress.task("reading the corpus"):
-        qlf = read_corpus(paths)
+        qlf = read_corpus(paths, dropped=DROPPED if function_words else POON_DROPPED)
     with progress.task(f"USP-Learn on {qlf.n_sentences:,} sentences") as bar:
         model = learn(qlf, options, onto=onto_options, progress=lambda msg: bar.update(detail=msg))
     model.save(output)
@@ -200,11 +203,14 @@ def ask_command(
     model_path: Path = typer.Option(..., "-m", "--model", help="A model written by mln usp learn."),
     question_file: Optional[Path] = typer.Option(None, "--questions", help="A file of questions, one per line."),
     flat: bool = typer.Option(False, "--flat", help="Answer as USP: no ISA hierarchy, no smoothing."),
+    same_verb: bool = typer.Option(False, "--same-verb", help="Answer only from parts headed by the question's verb "
+                                   "(its cluster still matches the argument types: passive finds active)."),
+    keep_negated: bool = typer.Option(False, "--keep-negated", help="Also answer from negated parts (X does not V Y)."),
     max_answers: int = typer.Option(10, "--max-answers", help="Answers printed per question (0: all)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures as JSON."),
 ) -> None:
     """Answer questions from the knowledge base of a learned model."""
-    from ..usp.kb import KnowledgeBase
+    from ..usp.kb import AnswerOptions, KnowledgeBase
 
     qs = list(questions or [])
     if question_file is not None:
@@ -221,7 +227,7 @@ def ask_command(
     with progress.task("reading the model"):
         model = _load(model_path)
     model.smoothed = not flat
-    kb = KnowledgeBase(model, ontology=not flat)
+    kb = KnowledgeBase(model, ontology=not flat, options=AnswerOptions(skip_negated=not keep_negated, same_verb=same_verb))
     answered = 0
     for text in qs:
         q = kb.question_from_text(text)

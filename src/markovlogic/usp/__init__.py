@@ -14,7 +14,7 @@ dependency trees: Poon's thesis, chapters 5 and 6.
 """
 
 from .api import learn, read_corpus
-from .kb import Answer, KnowledgeBase, Question, QuestionError
+from .kb import Answer, AnswerOptions, KnowledgeBase, Question, QuestionError
 from .learn import LearnStats, USPOptions, learn_usp
 from .model import ModelError, Ontology, USPModel, ontology_text
 from .onto import OntoOptions, learn_ontology
@@ -22,6 +22,6 @@ from .parse import Parser, SemanticParse, score_parse
 from .qlf import QLFCorpus, Vocab, build_qlf
 from .state import Priors, USPState
 
-__all__ = ["Answer", "KnowledgeBase", "LearnStats", "ModelError", "OntoOptions", "Ontology", "Parser", "Priors",
+__all__ = ["Answer", "AnswerOptions", "KnowledgeBase", "LearnStats", "ModelError", "OntoOptions", "Ontology", "Parser", "Priors",
            "QLFCorpus", "Question", "QuestionError", "SemanticParse", "USPModel", "USPOptions", "USPState", "Vocab",
            "build_qlf", "learn", "learn_ontology", "learn_usp", "ontology_text", "read_corpus", "score_parse"]

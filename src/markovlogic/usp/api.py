@@ -21,11 +21,13 @@ from .qlf import QLFCorpus, build_qlf
 from .state import Priors, USPState
 
 
-def read_corpus(paths: Iterable[str | Path]) -> QLFCorpus:
+def read_corpus(paths: Iterable[str | Path], dropped: tuple[str, ...] | None = None) -> QLFCorpus:
     """The QLFs of CoNLL-U files (``.gz`` too; a folder stands for its
-    ``*.conllu`` files). Errors name the file and line; an empty corpus is an
+    ``*.conllu`` files); ``dropped``: the relations whose words are not QLF
+    nodes (default: Poon's, :data:`~markovlogic.usp.qlf.POON_DROPPED`; see
+    :func:`build_qlf`). Errors name the file and line; an empty corpus is an
     error."""
-    return build_qlf(read_conllu_files(list(paths)))
+    return build_qlf(read_conllu_files(list(paths)), dropped=dropped)
 
 
 def learn(corpus: QLFCorpus | Iterable[str | Path] | Iterable[Sentence], options: USPOptions | None = None,

@@ -24,6 +24,14 @@ matches an argument whose head word has X's head lemma (a cluster of nouns
 would otherwise answer a question about one noun with facts about others).
 By default an answer must be headed by a noun, proper noun or number ("what"
 asks for a thing; a pronoun or an adverb is not an answer).
+
+Negation (``skip_negated``, on by default): a part whose head word is negated
+("The staff will *not* answer the phone") asserts no fact and answers nothing.
+This is the rule of Poon's released question-answering code (``eval.USP``:
+a matched part with an argument of dependency ``neg`` is skipped); UD has no
+``neg`` relation, so a negated head is one with an ``advmod`` (or ``neg``)
+dependent whose lemma is *not*, *n't* or *never* (the words the Stanford
+converter labelled ``neg``).
 """
 
 from __future__ import annotations
@@ -41,6 +49,42 @@ from .parse import VIRTUAL, WILDCARD, Parser
 from .qlf import build_qlf
 
 KINDS = ("active_obj", "active_subj", "passive_subj", "passive_obj")
+
+
+NEGATION_LEMMAS = ("not", "n't", "never")
+
+
+def negated_words(q) -> np.ndarray:
+    """``out[w]``: word ``w`` of the corpus has a negating dependent (an
+    ``advmod``/``neg`` dependent with lemma *not*, *n't* or *never*)."""
+    lemma = np.array([str(x).lower() for x in q.tok_lemma], dtype=object)
+    deprel = np.asarray(q.tok_deprel, dtype=object)
+    head = np.asarray(q.tok_head, dtype=np.int64)
+    t = np.nonzero(np.isin(lemma, NEGATION_LEMMAS) & np.isin(deprel, ("advmod", "neg")) & (head > 0))[0]
+    sent = np.searchsorted(q.tok_start, t, side="right") - 1
+    out = np.zeros(len(lemma), dtype=bool)
+    out[np.asarray(q.tok_start, dtype=np.int64)[sent] + head[t] - 1] = True
+    return out
+
+
+@dataclass
+class AnswerOptions:
+    """How the knowledge base answers.
+
+    * ``answer_upos``: an answer's head must have one of these UPOS tags
+      ("what" asks for a thing); ``None`` accepts any.
+    * ``skip_negated``: a part whose head word is negated answers nothing
+      (Poon's ``eval.USP``).
+    * ``same_verb``: answer only from parts headed by the question's own verb
+      lemma; the cluster still decides which argument types match (so a
+      passive question finds active sentences), but another verb of the
+      cluster ("acquired" for "bought") gives no answer. Off by default (the
+      thesis answers through the whole cluster); see examples/usp/README.md for
+      what dev questions say about it."""
+
+    answer_upos: tuple[str, ...] | None = ("NOUN", "PROPN", "NUM")
+    skip_negated: bool = True
+    same_verb: bool = False
 
 
 class QuestionError(MarkovLogicError):
@@ -161,13 +205,14 @@ _PATTERNS = [
 class KnowledgeBase:
     """The MAP parses of a model's corpus, indexed for questions."""
 
-    def __init__(self, model: USPModel, ontology: bool = False,
-                 answer_upos: tuple[str, ...] | None = ("NOUN", "PROPN", "NUM")) -> None:
+    def __init__(self, model: USPModel, ontology: bool = False, options: AnswerOptions | None = None) -> None:
         if model.qlf is None:
             raise QuestionError("the model holds no corpus parses to answer from")
+        options = options or AnswerOptions()
+        self.options = options
         self.model = model
         self.use_ontology = ontology
-        self.answer_upos = set(answer_upos) if answer_upos else None
+        self.answer_upos = set(options.answer_upos) if options.answer_upos else None
         self.parser = Parser(model)
         q = model.qlf
         kb = model.kb
@@ -184,6 +229,8 @@ class KnowledgeBase:
         self.arg_type = kb["atype"][u]
         self.arg_lemma = lemma_id[u]
         self.arg_pclust = kb["clust"][self.arg_parent]
+        # parts whose head word is negated assert nothing (Poon's eval.USP skips a part with a `neg` argument)
+        self._negated_node = negated_words(q)[q.node_tok] if options.skip_negated else np.zeros(q.n_nodes, dtype=bool)
         # index 1: (parent cluster, type, child lemma) -> argument rows
         self._k1 = self._key(self.arg_pclust, self.arg_type, self.arg_lemma)
         self._o1 = np.argsort(self._k1, kind="stable")
@@ -305,6 +352,9 @@ class KnowledgeBase:
             # siblings whose parts have the verb as head, matched through the generic roles
             heads = self.head_clusters().get(question.verb[1].lower(), set())
             clusters += [c for c in onto.siblings(cq) if c in heads and c not in clusters]
+        verb_lemma = -1                            # with same_verb: the lemma a matching part's head must have
+        if self.options.same_verb:
+            verb_lemma = self._lemma_index.get(question.verb[1].lower(), -2)
         out: list[Answer] = []
         for c in clusters:
             if c == cq:
@@ -314,7 +364,7 @@ class KnowledgeBase:
                 ts = self.model.types.get(c, [])
                 pairs = [(a, b) for a in ts if onto.role(a) == rx for b in ts if onto.role(b) == rq and a != b]
             for ta, tb in pairs:
-                out += self._lookup(question, c, ta, tb, lid)
+                out += self._lookup(question, c, ta, tb, lid, verb_lemma)
         return out
 
     def head_clusters(self) -> dict[str, set[int]]:
@@ -329,13 +379,17 @@ class KnowledgeBase:
             self._heads = out
         return self._heads
 
-    def _lookup(self, question: Question, c: int, tx: int, tq: int, lid: int) -> list[Answer]:
+    def _lookup(self, question: Question, c: int, tx: int, tq: int, lid: int, verb_lemma: int = -1) -> list[Answer]:
         key = self._key(c, tx, lid)
         lo, hi = np.searchsorted(self._s1, key), np.searchsorted(self._s1, key, side="right")
         out = []
         q = self.q
         for row in self._o1[lo:hi].tolist():
             parent = int(self.arg_parent[row])
+            if self._negated_node[parent]:
+                continue                           # "X does not V Y" answers no question
+            if verb_lemma != -1 and self._lemma_of_node[parent] != verb_lemma:
+                continue                           # same_verb: another verb of the cluster
             x_child = int(self.arg_child[row])
             k2 = parent * (self._ntypes() + 1) + tq
             a, b = np.searchsorted(self._s2, k2), np.searchsorted(self._s2, k2, side="right")

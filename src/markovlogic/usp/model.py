@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MarkovLogicError
-from .qlf import QLFCorpus, Vocab
+from .qlf import DROPPED, QLFCorpus, Vocab
 from .state import USPState
 
 FORMAT = "markovlogic-usp-1"
@@ -144,7 +144,7 @@ class USPModel:
         s = state
         kb = {"root": s.root.copy(), "clust": s.clust.copy(), "pform": s.pform.copy(), "atype": s.atype.copy(),
               "aform": s.aform.copy(), "ppart": s.ppart.copy()}
-        vocab = Vocab(list(s.qlf.vocab.forms), list(s.qlf.vocab.labels), frozen=True)
+        vocab = Vocab(list(s.qlf.vocab.forms), list(s.qlf.vocab.labels), frozen=True, dropped=s.qlf.vocab.dropped)
         return cls(vocab=vocab, core_forms=list(s.core_forms), arg_forms=list(s.arg_forms),
                    n=dict(s.n), F={c: dict(d) for c, d in s.F.items()}, ROOT=dict(s.ROOT), R=s.R,
                    owner=dict(s.owner), AF={t: dict(d) for t, d in s.AF.items()},
@@ -225,6 +225,7 @@ class USPModel:
     def to_json(self) -> dict:
         return {
             "format": FORMAT, "forms": self.vocab.forms, "labels": self.vocab.labels,
+            "dropped": list(self.vocab.dropped),
             "core_forms": self.core_forms, "arg_forms": self.arg_forms,
             "n": _pairs(self.n), "F": [[c, _pairs(d)] for c, d in self.F.items()],
             "ROOT": _pairs(self.ROOT), "R": self.R,
@@ -271,7 +272,8 @@ class USPModel:
             raise ModelError(f"{path} is not a USP model file ({type(exc).__name__}: {exc})") from None
         if meta.get("format") != FORMAT:
             raise ModelError(f"{path} is not a USP model file (format {meta.get('format')!r})")
-        vocab = Vocab(list(meta["forms"]), list(meta["labels"]), frozen=True)
+        vocab = Vocab(list(meta["forms"]), list(meta["labels"]), frozen=True,
+                      dropped=tuple(meta.get("dropped", DROPPED)))   # models written before: the default
         qlf = None
         if "q_form" in arrays:
             def split(name):
