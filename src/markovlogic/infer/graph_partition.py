@@ -184,10 +184,32 @@ def _bisect(graph: _Graph, nodes: np.ndarray, min_size: int, max_cut: float, rng
     return side
 
 
+def blas_single_thread():
+    """A context that keeps BLAS to one thread (``threadpoolctl``): ARPACK's
+    level-1/2 calls on vectors of the part's size are too small to share, and
+    a threaded BLAS's workers spin on a loaded machine — measured in
+    ``bench/graph_partition_threads.py``. A no-op without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:             # pragma: no cover - a dependency, but never required for correctness
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def graph_partition(H: sp.csr_matrix, min_size: int = MIN_SIZE, max_cut: float = MAX_CUT,
-                    seed: int = 0, max_separator: float = MAX_SEPARATOR) -> np.ndarray:
+                    seed: int = 0, max_separator: float = MAX_SEPARATOR, blas_threads: int | None = 1) -> np.ndarray:
     """A group per atom (int64, from 0) from the incidence matrix ``H`` (see
-    the module docstring)."""
+    the module docstring); ``blas_threads`` 1 keeps BLAS to one thread while
+    it runs (None: leave BLAS as it is)."""
+    if blas_threads == 1:
+        with blas_single_thread():
+            return _graph_partition(H, min_size, max_cut, seed, max_separator)
+    return _graph_partition(H, min_size, max_cut, seed, max_separator)
+
+
+def _graph_partition(H, min_size, max_cut, seed, max_separator) -> np.ndarray:
     n = H.shape[0]
     group = np.zeros(n, np.int64)
     if n == 0:
