@@ -43,6 +43,7 @@ from numba import njit
 from ..errors import LearningError, OptionError
 from ..ground.assemble import PAD, Rows
 from ..ground.network import WeightParam
+from ..ground.stream import UnregisteredAtom
 from .pll import PLLTerms
 
 NON_QUERY = -2          # kernel status: a row reaches an atom that is not a query atom
@@ -230,6 +231,7 @@ class PLLAccumulator:
         self.bytes_before = g.bytes_used
         self.hard_false_templates: set[int] = set()
         self.hard_violated_by_evidence = 0
+        self._pending_plus: dict[int, list] = {}
 
     def atom_name(self, a: int) -> str:
         pred, args = self.grounder.registry.arrays()
@@ -237,7 +239,7 @@ class PLLAccumulator:
         arg_text = ",".join(names[c] for c in args[a] if c >= 0)
         return f"{self.grounder.store.pred_names[pred[a]]}({arg_text})"
 
-    # the grounder's Merger interface
+    # the grounder's Merger interface: a template's rows (those not streamed) or its dropped rows' counts
     def add(self, r: Rows) -> None:
         d = getattr(r, "dropped", None)
         hard = r.param is None
@@ -245,44 +247,83 @@ class PLLAccumulator:
             self.hard_false_templates.add(int(r.template))
             self.hard_violated_by_evidence += int(d["empty"])
         self.grounder.bytes_used = self.bytes_before       # rows are dropped here: the budget holds only the counts
+        pending = self._pending_plus.pop(int(r.template), None)
+        if pending:                     # chunks of a '+' template: its parameters are registered now
+            g = self.grounder
+            t = g.templates[int(r.template)]
+            for binding, part in pending:
+                ids = g.params.ids(int(r.template), t, binding)
+                coo = part.tocoo()
+                self._add_part(coo.data, coo.row, ids[coo.col])
         if len(r) == 0 or r.codes.shape[1] == 0:
             return
         codes = r.codes
-        n = len(codes)
-        self.rows += n
         if hard:
             empty = (codes == PAD).all(axis=1)
             if empty.any():              # false by evidence once merged (ground_template's rows)
                 self.hard_false_templates.add(int(r.template))
                 self.hard_violated_by_evidence += int(empty.sum())
                 codes = codes[~empty]
-        param = np.zeros(len(codes), np.int32) if hard else np.asarray(r.param, dtype=np.int32)
-        coef = np.broadcast_to(np.asarray(r.coef, dtype=np.float64), (len(codes),)) if not hard else np.zeros(len(codes))
-        coef = np.ascontiguousarray(coef)
-        if not hard and len(param):
-            last = {}
-            if np.ndim(r.coef) == 0:
-                for p in np.unique(param).tolist():
-                    last[p] = float(r.coef)
-            else:
-                order = np.unique(param[::-1], return_index=True)
-                for p, i in zip(order[0].tolist(), (len(param) - 1 - order[1]).tolist()):
-                    last[p] = float(coef[i])
-            self.coef.update(last)
+        param = None if hard else np.asarray(r.param, dtype=np.int32)
+        coef = None if hard else np.broadcast_to(np.asarray(r.coef, dtype=np.float64), (len(codes),))
+        self._rows(codes, param, coef)
+
+    def chunk_sink(self, i: int, t):
+        """The grounder's ``chunk_sink``: each streamed chunk of template ``i``'s live rows."""
+        g = self.grounder
+        if t.hard:
+            return lambda codes, binding: self._rows(codes, None, None)
+        coef = g.params.coefficient(t)
+        if not t.plus_vars:
+            p = int(g.params.ids(i, t, None)[0])
+            return lambda codes, binding: self._rows(codes, np.full(len(codes), p, np.int32),
+                                                     np.full(len(codes), coef))
+
+        def plus(codes, binding):
+            # parameters are registered at the end of the template (in binding order, stream.py):
+            # until then the chunk's counts are kept per distinct binding
+            uniq, local = np.unique(binding, axis=0, return_inverse=True)
+            ev, pa, va = self._entries(codes, local.reshape(-1).astype(np.int32), np.full(len(codes), coef))
+            if len(ev):
+                part = sp.csr_matrix((va, (ev, pa)), shape=(self.n_events, len(uniq)))
+                part.sum_duplicates()
+                self._pending_plus.setdefault(i, []).append((uniq, part))
+        return plus
+
+    def _rows(self, codes: np.ndarray, param, coef) -> None:
+        ev, pa, va = self._entries(codes, param, coef)
+        if len(ev):
+            self._add_part(va, ev, pa)
+
+    def _entries(self, codes: np.ndarray, param, coef):
+        """(event, parameter, value) of the rows' soft entries; marks the events hard rows forbid."""
+        hard = param is None
+        n = len(codes)
+        self.rows += n
+        if hard:
+            param, coef = np.zeros(n, np.int32), np.zeros(n)
+        else:
+            param, coef = np.ascontiguousarray(param, dtype=np.int32), np.ascontiguousarray(coef, dtype=np.float64)
+            if len(param):
+                last = np.unique(param[::-1], return_index=True)
+                for p, k in zip(last[0].tolist(), (n - 1 - last[1]).tolist()):
+                    self.coef[p] = float(coef[k])
+        codes = np.ascontiguousarray(codes, dtype=np.int32)
         args = (codes, hard, param, coef, self.world, self.event_of_atom, self.block_of_atom, self.true_of_block,
                 self.ev_start, self.alt_atom)
-        z_i = np.zeros(0, np.int64)
-        m, status, row = _row_events(*args, False, z_i, np.zeros(0, np.int32), np.zeros(0), self.infeasible)
+        m, status, row = _row_events(*args, False, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0),
+                                     self.infeasible)
         self._check(status, row, codes)
-        if hard or m == 0:
-            return
         ev = np.empty(m, np.int64)
         pa = np.empty(m, np.int32)
         va = np.empty(m, np.float64)
-        _row_events(*args, True, ev, pa, va, self.infeasible)
-        del codes, param, coef
-        n_params = max(len(self.grounder.params.values), int(pa.max()) + 1)
-        part = sp.csr_matrix((va, (ev, pa)), shape=(self.n_events, n_params))
+        if m and not hard:
+            _row_events(*args, True, ev, pa, va, self.infeasible)
+        return ev, pa, va
+
+    def _add_part(self, values, events, params) -> None:
+        n_params = max(len(self.grounder.params.values), int(params.max()) + 1)
+        part = sp.csr_matrix((values, (events, params)), shape=(self.n_events, n_params))
         part.sum_duplicates()
         self._parts.append(part)
         self._pending += part.nnz
@@ -344,9 +385,10 @@ def stream_world(mln, db, queries) -> WorldTerms | None:
     try:
         set_threads(g.store.con, duckdb_threads())
         acc = PLLAccumulator(g)
+        g.chunk_sink = acc.chunk_sink
         try:
             g._ground_all(None, acc)
-        except _NotStreamable:
+        except (_NotStreamable, UnregisteredAtom):
             return None
         if acc.hard_false_templates:
             g._warn_hard_false(sorted(acc.hard_false_templates), acc.hard_violated_by_evidence)
