@@ -232,6 +232,7 @@ class PLLAccumulator:
         self.hard_false_templates: set[int] = set()
         self.hard_violated_by_evidence = 0
         self._pending_plus: dict[int, list] = {}
+        self._columns: dict[int, np.ndarray] = {}      # parameter -> its Δn column, within a template
 
     def atom_name(self, a: int) -> str:
         pred, args = self.grounder.registry.arrays()
@@ -256,6 +257,7 @@ class PLLAccumulator:
                 coo = part.tocoo()
                 self._add_part(coo.data, coo.row, ids[coo.col])
         if len(r) == 0 or r.codes.shape[1] == 0:
+            self._flush_columns()
             return
         codes = r.codes
         if hard:
@@ -267,6 +269,7 @@ class PLLAccumulator:
         param = None if hard else np.asarray(r.param, dtype=np.int32)
         coef = None if hard else np.broadcast_to(np.asarray(r.coef, dtype=np.float64), (len(codes),))
         self._rows(codes, param, coef)
+        self._flush_columns()
 
     def chunk_sink(self, i: int, t):
         """The grounder's ``chunk_sink``: each streamed chunk of template ``i``'s live rows."""
@@ -292,8 +295,24 @@ class PLLAccumulator:
 
     def _rows(self, codes: np.ndarray, param, coef) -> None:
         ev, pa, va = self._entries(codes, param, coef)
-        if len(ev):
+        if not len(ev):
+            return
+        p = int(pa[0])
+        if (pa == p).all():     # one parameter (a template without '+'): a dense column over the events
+            column = self._columns.get(p)
+            if column is None:
+                column = self._columns[p] = np.zeros(self.n_events)
+            column += np.bincount(ev, weights=va, minlength=self.n_events)
+        else:
             self._add_part(va, ev, pa)
+
+    def _flush_columns(self) -> None:
+        """The dense columns of the template just ground, as sparse entries."""
+        for p, column in self._columns.items():
+            nz = np.flatnonzero(column)
+            if len(nz):
+                self._add_part(column[nz], nz, np.full(len(nz), p, np.int32))
+        self._columns = {}
 
     def _entries(self, codes: np.ndarray, param, coef):
         """(event, parameter, value) of the rows' soft entries; marks the events hard rows forbid."""
@@ -354,6 +373,7 @@ class PLLAccumulator:
         self._pending = 0
 
     def finish(self) -> WorldTerms:
+        self._flush_columns()
         self._collapse()
         g = self.grounder
         values, info = g.params.arrays()
