@@ -267,7 +267,8 @@ def run_fold(method: str, data: Fold, seed: int = 0, evaluate_zero: bool = False
         "learn_s": round(model.learn_seconds, 2),
         "load": round(max(load_before, os.getloadavg()[0]), 2),
         "atoms": model.networks[0].n_atoms if model.networks else stats.get("query_atoms"),
-        "clauses": model.networks[0].n_clauses if model.networks else stats.get("ground_rows"),
+        # merged clauses of the network, or (pll, no network kept) the ground rows counted unmerged
+        **({"clauses": model.networks[0].n_clauses} if model.networks else {"ground_rows": stats.get("ground_rows")}),
         "weights": len(model.result.params),
         "iterations": model.result.iterations,
     }
