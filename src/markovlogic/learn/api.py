@@ -425,7 +425,7 @@ def _stream_pll(mln: "MLN", dbs, predicates: list[str], multiple_databases: bool
     from .. import progress
     from .pll_stream import stream_pll
 
-    with progress.task(f"grounding and counting {len(worlds)} training database{'s' if len(worlds) > 1 else ''}"):
+    with progress.task(f"grounding {len(worlds)} training database{'s' if len(worlds) > 1 else ''}"):
         return stream_pll(mln, worlds, predicates)
 
 
