@@ -21,19 +21,25 @@ scipy, numba, DuckDB and pandas, numba's runtime, the DuckDB store).
 
     PYTHONPATH=src python -m bench.workloads.pll_memory [--fold 1] [--json OUT.json]
 
-Measured 2026-11-27 (issue 30 item 4), fold 1, load average 4-5 (2 cores
-shared with two other helpers' jobs), kernels compiled beforehand:
+Measured 2026-11-27 18:56-19:23 UTC (issue 30 item 4), fold 1, four runs of
+the command above, load average 4.4-8.4 (2 cores shared with two other
+helpers' jobs), kernels compiled beforehand; range over the runs:
 
-    path       peak MB   CPU s   wall s   weights max |diff|
-    network     2,188    15.3     21.4
-    streamed      355     5.3     10.0    6.6e-12
-    floor         302     2.4      4.2
+    path       peak MB      CPU s (user+sys)   wall s        weights max |diff|
+    network    2,118-2,153  11.6-13.1          12.5-26.8
+    streamed     340-362     4.9-6.3            5.4-11.1     5.0e-12
+    floor        307-325     2.1-2.6            2.4-5.0
 
-(before: 6,057,187 merged ground clauses held, 2.1 GB; after: 12,404,710
-ground rows counted in 1M-row chunks and dropped; 52,441 events, 94 weights.)
-The streamed peak is 53 MB above the floor; the issue's target of 300 MB is
-below the floor itself, so it needs a leaner process (pandas alone is 70 MB
-of it), not leaner learning.
+(network: 6,057,187 merged ground clauses held; streamed: 12,404,710 ground
+rows counted chunk by chunk and dropped; both 52,441 events, 94 weights, 49
+L-BFGS iterations, the same weights to 5e-12 and the same test AUC-PR with
+learn_uwcse.py, 0.4168.) The streamed peak is 20-55 MB above the floor,
+which is the price of the process itself: imports of numpy, scipy, numba,
+DuckDB 144 MB and pandas 70 MB, numba's runtime at its first kernel 45 MB,
+the DuckDB store 48 MB. The issue's target of 300 MB is below that floor: it
+needs a leaner process (pandas is imported by DuckDB's chunked fetch
+``fetch_df_chunk``; pyarrow's record batches import pandas too and peaked
+higher, 435 MB), not leaner learning.
 """
 
 from __future__ import annotations
