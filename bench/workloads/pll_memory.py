@@ -57,7 +57,7 @@ from pathlib import Path
 from bench.harness import REPO_ROOT, Skip, data_dir, workload
 
 CHILD = """
-import json, resource, sys, time
+import sys
 if sys.argv[1] == "network":
     import markovlogic.learn.api as api
     api._stream_pll = lambda *a: None          # the network path (learn/pll.py)
