@@ -91,7 +91,8 @@ def test_learn_stats_json_and_trace(tmp_path):
     assert main(["learn", "-i", MODEL, "-t", EVIDENCE, "-o", str(out), "--ne", "Cancer", "-g",
                  "--stats-json", str(stats), "--trace", str(trace)]) == 0
     figures = json.loads(stats.read_text())
-    for key in ("method", "atoms", "clauses", "weights", "iterations", "converged", "objective", "objective_name",
+    # -g counts while grounding and keeps no network: ground rows (unmerged), not merged clauses
+    for key in ("method", "atoms", "ground_rows", "weights", "iterations", "converged", "objective", "objective_name",
                 "ground_seconds", "learn_seconds", "peak_mb"):
         assert key in figures, key
     assert figures["method"] == "pll" and figures["query_predicates"] == ["Cancer"]

@@ -50,8 +50,8 @@ def test_learning_suggests_dropping_hard_formulas_and_can(tmp_path, capsys):
     (tmp_path / "m.mln").write_text(TRANSITIVE)
     (tmp_path / "t.db").write_text("\n".join(lines) + "\n")
     out = tmp_path / "learned.mln"
-    args = ["learn", "-i", str(tmp_path / "m.mln"), "-t", str(tmp_path / "t.db"), "--ne", "Same", "-g",
-            "-o", str(out), "--memory-limit", "20M"]
+    args = ["learn", "-i", str(tmp_path / "m.mln"), "-t", str(tmp_path / "t.db"), "--ne", "Same",
+            "--method", "perceptron", "-o", str(out), "--memory-limit", "20M"]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "would produce 216,000 ground clauses" in err and "--drop-hard" in err and "Traceback" not in err
@@ -60,6 +60,11 @@ def test_learning_suggests_dropping_hard_formulas_and_can(tmp_path, capsys):
     learned = MLN.from_file(out)
     assert sum(f.hard for f in learned.formulas) == 3                 # kept unchanged
     assert all(f.weight is not None for f in learned.formulas if not f.hard)
+    # -g counts while grounding and holds no clause: the hard formulas fit in the budget
+    out.unlink()
+    generative = ["learn", "-i", str(tmp_path / "m.mln"), "-t", str(tmp_path / "t.db"), "--ne", "Same", "-g",
+                  "-o", str(out), "--memory-limit", "20M"]
+    assert main(generative) == 0 and MLN.from_file(out).formulas
 
 
 @pytest.mark.parametrize("text, size", [("8G", 8 << 30), ("512M", 512 << 20), ("1.5g", int(1.5 * (1 << 30)))])

@@ -257,16 +257,18 @@ def run_fold(method: str, data: Fold, seed: int = 0, evaluate_zero: bool = False
     settings = dict(SETTINGS[method])
     model = learn_model(data.mln, [data.train], query_predicates=["advisedBy"], method=settings.pop("method", method),
                         seed=seed, networks=data.networks, **settings)
-    if data.networks is None:
+    ground_s = data.ground_s if data.networks else model.ground_seconds
+    if data.networks is None and model.networks:      # pll counts while grounding and keeps no network
         data.networks, data.ground_s = model.networks, model.ground_seconds
-    net = model.networks[0]
+    stats = model.result.stats
     figures = {
         "seed": seed,
-        "ground_s": round(data.ground_s, 2),
+        "ground_s": round(ground_s, 2),
         "learn_s": round(model.learn_seconds, 2),
         "load": round(max(load_before, os.getloadavg()[0]), 2),
-        "atoms": net.n_atoms,
-        "clauses": net.n_clauses,
+        "atoms": model.networks[0].n_atoms if model.networks else stats.get("query_atoms"),
+        # merged clauses of the network, or (pll, no network kept) the ground rows counted unmerged
+        **({"clauses": model.networks[0].n_clauses} if model.networks else {"ground_rows": stats.get("ground_rows")}),
         "weights": len(model.result.params),
         "iterations": model.result.iterations,
     }

@@ -272,6 +272,9 @@ def _summary(model, output: Path) -> list[tuple[str, object]]:
         size = [("databases", len(model.networks)),
                 ("atoms", sum(n.n_atoms for n in model.networks)),
                 ("clauses", sum(n.n_clauses for n in model.networks))]
+    elif "ground_rows" in stats:      # pll counted while grounding: no network kept (learn/pll_stream.py)
+        size = [("databases", stats.get("databases")), ("atoms", stats.get("query_atoms")),
+                ("ground rows", stats.get("ground_rows"))]
     else:      # learning over clusterings (samplerank, piecewise): no ground network
         size = [("databases", stats.get("worlds")), ("constants clustered", stats.get("mentions")),
                 ("training merges", stats.get("examples")), ("of them true", stats.get("positives"))]

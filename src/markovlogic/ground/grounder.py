@@ -188,6 +188,9 @@ class Grounder:
         self._blocks: tuple[np.ndarray, np.ndarray, dict] | None = None
         self._row_cache: dict[int, Rows] = {}
         self._emitted: np.ndarray = np.zeros(0, dtype=np.uint64)
+        # (template id, template) -> callable(codes, bindings) that takes each streamed
+        # chunk's live rows instead of the template's Rows (stream.py; learn/pll_stream.py)
+        self.chunk_sink = None
         self.timings["query_atoms"] = time.perf_counter() - t0
 
     # ------------------------------------------------------------ checks
@@ -509,7 +512,8 @@ class Grounder:
         q = self._query(i)
         if q.empty:
             return None, info
-        self._check_budget(i, q, used)
+        if self.chunk_sink is None:      # (a sink holds no row)
+            self._check_budget(i, q, used)
         coef = self.params.coefficient(t)
         if not q.literals and not t.plus_vars:       # every grounding is false by evidence: count them
             if 0 not in self.row_parts.get(i, ((0,), 1))[0]:
@@ -523,7 +527,8 @@ class Grounder:
             param = None if t.hard else np.zeros(0, np.int32)
             return Rows(np.zeros((0, 0), np.int32), i, param, coef, dropped), info
         plus_cols = [q.var_cols[v] for v in t.plus_vars]
-        acc = TemplateRows(self.registry, q, plus_cols)
+        sink = self.chunk_sink(i, t) if self.chunk_sink is not None else None
+        acc = TemplateRows(self.registry, q, plus_cols, sink)
         remaining = self.memory_limit - self.bytes_used
         per_row = self._row_bytes(i)
         ks = range(max(1, int(parts)))
@@ -531,11 +536,11 @@ class Grounder:
             only, parts = self.row_parts[i]
             ks = sorted(only)
         for k in ks:
-            part = acc if k == ks[0] else TemplateRows(self.registry, q, plus_cols)
+            part = acc if k == ks[0] else TemplateRows(self.registry, q, plus_cols, sink)
             with closing(fetch_chunks(self.store.con, self.part_sql(q, k, parts))) as chunks:
                 for cols in chunks:
                     part.add(cols)
-                    if (acc.live + (part.live if part is not acc else 0)) * per_row > remaining:
+                    if sink is None and (acc.live + (part.live if part is not acc else 0)) * per_row > remaining:
                         # the count was skipped or wrong: stop now
                         self._too_big(i, float(acc.live + part.live), per_row, counted=True, partial=True)
             if part is not acc:

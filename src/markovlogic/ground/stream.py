@@ -27,6 +27,13 @@ live rows, with the counts of the dropped ones for :func:`~.assemble.merge`.
 The rows of one template can be produced in parts (for instance one range of
 a join variable per worker) and the parts' :class:`TemplateRows` concatenated
 before :meth:`finish` (:meth:`TemplateRows.extend`): the result is the same.
+
+With a ``sink`` (a consumer that needs no clause kept: generative learning's
+counts, ``learn/pll_stream.py``) the live rows of each chunk go to the sink at
+once as literal codes over atoms registered before the template (an atom not
+registered yet raises :class:`UnregisteredAtom`), with the ``+`` bindings, and
+are not held; :meth:`finish` then registers the parameters as without a sink
+and returns the dropped rows' counts only.
 """
 
 from __future__ import annotations
@@ -93,11 +100,16 @@ def _unique_rows(b: np.ndarray) -> np.ndarray:
     return np.unique(b, axis=0)
 
 
+class UnregisteredAtom(LookupError):
+    """A row of a template streamed to a sink reaches an atom not registered before it."""
+
+
 class TemplateRows:
     """The compact rows of one template, accumulated chunk by chunk."""
 
-    def __init__(self, registry, query, plus_cols: list[str]) -> None:
+    def __init__(self, registry, query, plus_cols: list[str], sink=None) -> None:
         self.registry = registry
+        self.sink = sink
         self.q = query
         self.plus_cols = plus_cols
         lits = query.literals
@@ -143,7 +155,7 @@ class TemplateRows:
                 f = keys
                 any_kept[:] = True
             del args
-            if len(keys):
+            if len(keys) and self.sink is None:
                 self._reg[li].append(distinct(keys))
             full.append(f)
         live = any_kept
@@ -158,11 +170,31 @@ class TemplateRows:
             binding = np.stack([np.asarray(cols[c], dtype=np.int32) for c in self.plus_cols], axis=1)
             self._bind_seen.append(_unique_rows(binding))
         all_live = bool(live.all())
+        if self.sink is not None:
+            self._to_sink(full, live, all_live, binding if self.plus_cols else None)
+            self.live += int(live.sum()) if not all_live else n
+            return
         for li in range(self.n_lits):
             self._live[li].append(full[li] if all_live else full[li][live])
         if self.plus_cols:
             self._bind_live.append(binding if all_live else binding[live])
         self.live += int(live.sum()) if not all_live else n
+
+    def _to_sink(self, full: list[np.ndarray], live: np.ndarray, all_live: bool, binding) -> None:
+        """The live rows of a chunk as literal codes, to the sink."""
+        n_live = len(live) if all_live else int(live.sum())
+        if n_live == 0:
+            return
+        codes = np.full((n_live, self.n_lits), PAD, dtype=np.int32)
+        for li, out in enumerate(self.q.literals):
+            keys = full[li] if all_live else full[li][live]
+            kept = keys >= 0
+            ids = self.registry.find_keys(out.pred, keys[kept])
+            if (ids < 0).any():
+                raise UnregisteredAtom(out.pred)
+            codes[kept, li] = 2 * ids + (0 if out.positive else 1)
+            del keys, kept, ids
+        self.sink(codes, None if binding is None else (binding if all_live else binding[live]))
 
     def extend(self, other: "TemplateRows") -> None:
         """Add the rows of another part of the same template."""
@@ -201,7 +233,14 @@ class TemplateRows:
                 param = params.ids(index, template, live_b) if len(live_b) else np.zeros(0, np.int32)
                 del live_b
             else:
-                param = np.full(self.live, params.ids(index, template, None)[0], dtype=np.int32)
+                param = np.full(self.live if self.sink is None else 0, params.ids(index, template, None)[0],
+                                dtype=np.int32)
+        coef = params.coefficient(template)
+        if self.sink is not None:             # the live rows went to the sink: only the dropped ones' counts
+            dropped = {"rows": self.rows - self.live, "tautologies": self.tautologies, "empty": self.empty,
+                       "weight": 0.0 if template.hard else coef * params.initial_value(template)}
+            return Rows(codes=np.zeros((0, self.n_lits), np.int32), template=index, param=param, coef=coef,
+                        dropped=dropped)
         codes = np.full((self.live, self.n_lits), PAD, dtype=np.int32)
         for li, out in enumerate(self.q.literals):
             parts = self._live[li]
@@ -216,7 +255,6 @@ class TemplateRows:
             else:
                 codes[kept, li] = 2 * reg.find_keys(out.pred, keys[kept]) + (0 if out.positive else 1)
             del keys, kept
-        coef = params.coefficient(template)
         dropped = {"rows": self.rows - self.live, "tautologies": self.tautologies, "empty": self.empty,
                    "weight": 0.0 if template.hard else coef * params.initial_value(template)}
         if self.live == 0 and dropped["rows"] == 0:

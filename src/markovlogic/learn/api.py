@@ -346,6 +346,7 @@ def _learn_model(
     if method == "mira" and "map_method" not in kwargs:
         kwargs["map_method"] = "cpi"
     cutting_planes = method in ("perceptron", "mira") and kwargs.get("map_method") == "cpi"
+    streamed = None
     if networks is not None:
         nets = list(networks)
         if not nets:
@@ -357,12 +358,16 @@ def _learn_model(
 
         nets, lazies = ground_training_lazy(clausal.mln, dbs, predicates, multiple_databases)
         kwargs["map_method"] = cutting_plane_factory(lazies)
+    elif method == "pll" and not hidden_preds and (streamed := _stream_pll(clausal.mln, dbs, predicates,
+                                                                             multiple_databases)) is not None:
+        nets = []
     else:
         nets = ground_training(clausal.mln, dbs, predicates, multiple_databases)
     if hidden_preds:
         nets = [_hide(net, hidden_preds) for net in nets]
     ground_seconds = time.perf_counter() - start
-    _check_learner_memory(nets, method)
+    if streamed is None:                    # streamed: no network was kept
+        _check_learner_memory(nets, method)
     from .hidden import has_unknown
 
     unknown = has_unknown(nets)
@@ -375,6 +380,8 @@ def _learn_model(
     try:
         if unknown:
             result = _learn_hidden(nets, kwargs, em, seed, callback)
+        elif streamed is not None:
+            result = _learn_streamed(streamed, kwargs, callback)
         else:
             result = LEARNERS[method](nets, seed=seed, callback=callback, **kwargs)
     finally:
@@ -387,7 +394,8 @@ def _learn_model(
 
     from ..lang.parser import parse_mln_text
 
-    text = learned_mln_text(clausal, result.param_info, result.params, param_coefficients(nets, len(result.params)))
+    coefficients = streamed.coefficients if streamed is not None else param_coefficients(nets, len(result.params))
+    text = learned_mln_text(clausal, result.param_info, result.params, coefficients)
     learned = parse_mln_text(text, filename="<learned>")
     if drop_hard:
         learned = _with_hard(learned, original)
@@ -402,6 +410,38 @@ def _learn_model(
         ground_seconds=ground_seconds,
         learn_seconds=learn_seconds,
     )
+
+
+def _stream_pll(mln: "MLN", dbs, predicates: list[str], multiple_databases: bool):
+    """Generative learning's terms counted while grounding, without keeping the
+    networks (``learn/pll_stream.py``); None when a training world needs its
+    network (then it is ground as for the other learners) or its grounding
+    goes to a Ray cluster."""
+    from ..parallel.options import current
+
+    worlds = list(dbs) if multiple_databases else [_merge(dbs)]
+    if current().on_ray and len(worlds) > 1:
+        return None
+    from .. import progress
+    from .pll_stream import stream_pll
+
+    with progress.task(f"grounding {len(worlds)} training database{'s' if len(worlds) > 1 else ''}"):
+        return stream_pll(mln, worlds, predicates)
+
+
+def _learn_streamed(streamed, kwargs: dict, callback) -> LearnResult:
+    """Learn on streamed PLL terms (``learn/pll_stream.py``)."""
+    import numpy as np
+
+    from .pll import learn_pll_terms
+
+    options = {k: v for k, v in kwargs.items() if k in ("iterations", "prior_stddev", "tolerance")}
+    learnable = np.array([not p.fixed for p in streamed.param_info], dtype=bool)
+    result = learn_pll_terms(streamed.terms, streamed.params, learnable, streamed.param_info, callback=callback,
+                             **options)
+    result.stats.update(streamed.stats)
+    result.stats["streamed"] = True
+    return result
 
 
 def _hidden_predicates(mln: "MLN", hidden, method: str, em: str | None) -> list[str]:

@@ -169,9 +169,29 @@ def learn_pll(
     start = time.perf_counter()
     data = prepare(nets)
     terms = pll_terms(data)
-    mean = data.init.copy()
-    learn = data.learnable
-    full = data.init.copy()
+    return learn_pll_terms(terms, data.init, data.learnable, data.param_info, iterations=iterations,
+                           prior_stddev=prior_stddev, tolerance=tolerance, callback=callback, start=start)
+
+
+def learn_pll_terms(
+    terms: PLLTerms,
+    init: np.ndarray,
+    learnable: np.ndarray,
+    param_info: tuple,
+    *,
+    iterations: int = 10000,
+    prior_stddev: float | None = DEFAULT_PRIOR_STDDEV,
+    tolerance: float = 1e-10,
+    callback: Callback | None = None,
+    start: float | None = None,
+) -> LearnResult:
+    """:func:`learn_pll` on terms already built (from networks, or streamed
+    while grounding: ``learn/pll_stream.py``); ``init`` are the model's
+    weights (the prior means), ``learnable`` the weights that are not fixed."""
+    start = time.perf_counter() if start is None else start
+    mean = init.copy()
+    learn = learnable
+    full = init.copy()
     trace: list[TraceRow] = []
 
     def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -181,21 +201,21 @@ def learn_pll(
         return -(value + pv), -(grad + pg)[learn]
 
     def on_iteration(intermediate_result) -> None:
-        params = data.init.copy()
+        params = init.copy()
         params[learn] = intermediate_result.x
         row = TraceRow(len(trace) + 1, -float(intermediate_result.fun), params, time.perf_counter() - start)
         trace.append(row)
         if callback is not None and callback(row):
             raise StopIteration
 
-    x0 = data.init[learn]
+    x0 = init[learn]
     if learn.any():
         res = minimize(objective, x0, jac=True, method="L-BFGS-B", callback=on_iteration,
                        options={"maxiter": iterations, "ftol": tolerance, "gtol": 1e-9, "maxcor": 20})
         x, converged, n_iter = res.x, bool(res.success), int(res.nit)
     else:
         x, converged, n_iter = x0, True, 0
-    params = data.init.copy()
+    params = init.copy()
     params[learn] = x
     value, _ = pll_value_grad(terms, params)
     if not trace or not np.array_equal(trace[-1].params, params):
@@ -203,7 +223,7 @@ def learn_pll(
         trace.append(TraceRow(len(trace) + 1, value + pv, params.copy(), time.perf_counter() - start))
     return LearnResult(
         params=params,
-        param_info=data.param_info,
+        param_info=param_info,
         method="pll",
         objective_name="weighted PLL + log prior",
         trace=trace,
