@@ -247,9 +247,10 @@ def test_restarts_never_return_a_worse_world():
 
 def test_restarts_use_the_time_given_unless_optimal():
     net = planted_clusters(1, 3, size=16, inside=75, links=2)
-    res = sgmp_map(net, seed=0, max_seconds=0.5)
+    # 2 s, not less: on a loaded machine (load 5-8 on 2 cores) the partition and the first run alone took 0.5 s
+    res = sgmp_map(net, seed=0, max_seconds=2.0)
     if res.cost > 0:
-        assert res.stats["restarts"] >= 1 and res.seconds >= 0.45
+        assert res.stats["restarts"] >= 1 and res.seconds >= 1.9
     # a network every world of which can satisfy: cost 0 is proven optimal and SGMP stops at once
     easy = GroundNetwork.from_clauses(4, [(1.0, [(0, True), (1, True)]), (1.0, [(2, True), (3, False)])])
     res = sgmp_map(easy, seed=0, max_seconds=30)
