@@ -63,6 +63,12 @@ about 0.13-0.17 s: the package's own imports (0.04 s), reading the files
 machine (the CPU figures); with the other benchmark running, the floor alone
 took 0.50 s wall.
 
+At a lower load (1.4-2.5), 2026-11-27 19:45 UTC, ``--warm-only --repeat 7``
+(before = the default 57d4e2e): warm MAP 1.50 s (1.46 CPU) -> **0.45 s**
+(0.45), MC-SAT 1.29 s (1.27) -> **0.48 s** (0.48), ``mln --help`` 0.31 ->
+0.10 s, a mistyped path 0.80 -> 0.12 s, floor 0.38 -> 0.29 s: every warm
+target of issue 29 met in wall time at that load.
+
 Why two targets were out of reach with the present dependencies (before the
 tiny paths): the
 runtime's own wheels are 492 MB before pandas (llvmlite 172 MB, SciPy 143,
