@@ -115,6 +115,12 @@ def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, 
     start = time.perf_counter()
     progress = options.pop("progress", None) if "progress" in options else None
     seed = int(options.get("seed", 0))
+    init_method = None
+    if method == "mcsat":
+        init_method = options.get("init_method")
+        if init_method is None:
+            init_method = POOLED_INIT
+            options = {**options, "init_method": POOLED_INIT}
     args = []
     if method == "gibbs":
         chains = int(options.get("chains", 4))
@@ -147,19 +153,28 @@ def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, 
     prob /= max(weight.sum(), 1.0)
     stats = _merged_stats(results)
     stats.update(split="chains", chains=k, workers=int(workers))
+    if init_method is not None:
+        # where the chains started: chain 0 from a given world, if one was given
+        stats["init_method"] = init_method if options.get("init") is None else f"given, then {init_method}"
     stats["chains_disagree"] = chain_disagreement(net, [r.probabilities for r in results], weight)
     if stats["chains_disagree"]["atoms"]:
         d = stats["chains_disagree"]
+        start_hint = "" if init_method == "maxwalksat" else ", start from MaxWalkSAT's world (--init maxwalksat)"
         msg = (f"{method}: the {k} pooled chains disagree on {d['atoms']} atom(s) (largest spread of the chains' "
                f"marginals {d['spread']:.3f}; {d['examples']}): they settled in different modes and the pooled "
-               "marginals average them. Run longer (--burn-in, --samples), start from MaxWalkSAT's world "
-               "(--init maxwalksat) or use one chain (--threads 1) and compare.")
+               f"marginals average them. Run longer (--burn-in, --samples){start_hint} or use one chain "
+               "(--threads 1) and compare.")
         warnings.warn(msg, stacklevel=3)
         stats["warning"] = msg
     drawn = int(sum(r.samples for r in results))
     return MarginalResult(probabilities=prob, method=method, samples=drawn,
                           seconds=time.perf_counter() - start, stats=stats)
 
+
+# Where pooled MC-SAT chains start unless told (``init_method``/``--init``):
+# each from its own MaxWalkSAT world (its own seed), chosen by measurement
+# (bench/chain_start.py, see the module docstring).
+POOLED_INIT = "maxwalksat"
 
 DISAGREE_SPREAD = 0.2        # chains disagree on an atom whose marginals spread more than this ...
 DISAGREE_SIGMAS = 4.0        # ... and more than this many binomial standard errors of the pooled marginal

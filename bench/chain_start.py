@@ -1,0 +1,230 @@
+"""Where pooled MC-SAT chains start (issue 30, item 3): measured per start.
+
+``PYTHONPATH=src:. python -m bench.chain_start [--seeds 10] [--models friends30,...] [--json OUT]``
+
+Two pooled MC-SAT chains (``--threads 2``: :func:`markovlogic.parallel.
+marginals.pooled_chains`, called directly so that the small networks and
+``class``, which ``mln infer`` would split by component, pool too; 1,000 samples in all, 500 a chain, burn-in 100, the
+defaults) on each model, for seeds 0..``--seeds``-1, from each start:
+
+- ``default``: what ``pooled_chains`` does when no start is given (the
+  checkout's default: ``hard`` before this bench, ``maxwalksat`` after);
+- ``hard``: each chain from WalkSAT's first solution of the hard clauses,
+  from a random world (the default before this bench);
+- ``maxwalksat``: each chain from its own MaxWalkSAT world (one try, the
+  chain's own seed: ``--init maxwalksat``);
+- ``shared-mws``: one MaxWalkSAT world (seed of chain 0), both chains start
+  there (one search instead of two);
+- ``mixed``: chain 0 from MaxWalkSAT, chain 1 from WalkSAT (a random
+  start as a witness for the between-chain diagnostic).
+
+Per start: ``disagree`` how many of the seeds' pooled runs flag
+``chains_disagree`` (and the warning), ``max err`` the largest (over seeds)
+and the mean of the per-seed max |p - reference| over the network's atoms,
+``bad`` seeds whose max error is above .05 with no warning (a wrong answer
+that says nothing), CPU and wall seconds per pooled run (process CPU, both
+threads; the machine is shared).
+
+Models and references:
+
+- ``friends30``: the friends model of ``bench/workloads/lazy.py``
+  (``FRIENDS_MC_MODEL``: ``Friends(x,y) ^ Smokes(x) => Smokes(y)`` with
+  ``Friends`` open, prior -8) on ``bench/synthetic.social`` N = 30 (703
+  atoms, 18,035 clauses): the issue's metastable "everybody smokes" mode.
+  Reference: one chain of 20,000 samples from MaxWalkSAT's world (seed 99);
+  a second long chain (20,000 samples, WalkSAT start, seed 98) is reported
+  beside it as the check (their max difference).
+- ``gated13``: generated, 12 atoms ``S_i`` pairwise tied by three-literal
+  clauses through a gate atom ``G`` (``1.5 !G v !S_i v S_j`` both ways,
+  ``5 G``, ``-0.3`` on each ``S_i``): two modes (all ``S`` false, favoured,
+  and all true) that cluster moves do not join (no two-literal
+  equivalence). Exact marginals by enumeration.
+- ``hardtie9``: the hard-tie model of issue 30 widened to six people
+  (``1.371 !S(x) v P(x)``, ``1.97 S(y)``, ``!S(y) v !P(x) v P(y).``,
+  evidence ``!S(A) S(B) S(C)``). Exact marginals by enumeration.
+- ``cse``: tuffy's cse (``../shared/data/tuffy/cse``, 4,624 atoms, 161,932
+  clauses, one component: ``--threads 2`` pools two chains there). Reference
+  and check as for ``class``.
+- ``class``: tuffy's class (``../shared/data/tuffy/class``, 63,895 clauses;
+  bistable components: the MaxWalkSAT start of one chain left an atom .29
+  off in ``bench/workloads/mcsat_ext.py``). Reference and check: two chains
+  of 10,000 samples, MaxWalkSAT start seed 99 and WalkSAT start seed 98;
+  the error is against their mean, the check is their max difference.
+
+The figures (measured on this shared 2-core machine) are in the module
+docstring of :mod:`markovlogic.parallel.marginals` and in ``RESULTS`` below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STARTS = ("default", "hard", "maxwalksat", "shared-mws", "mixed")
+SAMPLES = 1000
+
+
+def _friends(n: int):
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench.workloads.lazy import FRIENDS_MC_MODEL, _social
+
+    mln, db, queries, common = _social(n, True, FRIENDS_MC_MODEL)
+    return mln.ground(db, queries=queries, **common)
+
+
+def _gated(n: int = 12):
+    from markovlogic.ground.network import GroundNetwork
+
+    g = n
+    clauses = [(5.0, [(g, True)])] + [(-0.3, [(a, True)]) for a in range(n)]
+    for a in range(n):
+        for b in range(n):
+            if a != b:
+                clauses.append((1.5, [(g, False), (a, False), (b, True)]))
+    return GroundNetwork.from_clauses(n + 1, clauses)
+
+
+HARDTIE = """S(person)
+P(person)
+1.371 !S(x) v P(x)
+1.97 S(y)
+!S(y) v !P(x) v P(y).
+"""
+
+
+def _hardtie():
+    from markovlogic import MLN, Database
+
+    mln = MLN.from_string("person = {A, B, C, D, E, F}\n" + HARDTIE, "hardtie.mln")
+    db = Database.from_string("!S(A)\nS(B)\nS(C)\n", "hardtie.db", mln=mln)
+    return mln.ground(db, queries=["S", "P"])
+
+
+def _tuffy(name: str):
+    from markovlogic import MLN, Database
+
+    folder = REPO_ROOT.parent / "shared" / "data" / "tuffy" / name
+    if not folder.is_dir():
+        return None
+    mln = MLN.from_file([folder / "prog.mln"])
+    db = Database.from_file([folder / "evidence.db"], mln=mln)
+    return mln.ground(db, queries=(folder / "query.db").read_text().split())
+
+
+MODELS = {
+    "friends30": lambda: _friends(30),
+    "gated13": _gated,
+    "hardtie9": _hardtie,
+    "cse": lambda: _tuffy("cse"),
+    "class": lambda: _tuffy("class"),
+}
+EXACT = {"gated13", "hardtie9"}
+LONG = {"friends30": 20_000, "class": 10_000, "cse": 10_000}
+
+
+def reference(name: str, net) -> tuple[np.ndarray, float, str]:
+    """(reference marginals, max difference of the check, how)."""
+    from markovlogic.infer.exact import exact_marginals
+    from markovlogic.infer.marginals import solve_marginals
+
+    if name in EXACT:
+        return exact_marginals(net).probabilities, 0.0, "exact"
+    n = LONG[name]
+    a = solve_marginals(net, method="mcsat", samples=n, seed=99, init_method="maxwalksat").probabilities
+    b = solve_marginals(net, method="mcsat", samples=n, seed=98).probabilities
+    check = float(np.abs(a - b).max())
+    if name in ("class", "cse"):
+        return (a + b) / 2, check, f"mean of two {n}-sample chains"
+    return a, check, f"{n}-sample chain from MaxWalkSAT (check: WalkSAT start)"
+
+
+def _chain(net, opts: dict):
+    from markovlogic.infer.marginals import solve_marginals
+
+    return solve_marginals(net, method="mcsat", **opts)
+
+
+def pooled(net, start: str, seed: int):
+    """Two pooled chains from ``start``; (marginals, disagree atoms)."""
+    from markovlogic.infer.mcsat import default_init_flips, maxwalksat_start
+    from markovlogic.parallel.executor import ThreadExecutor
+    from markovlogic.parallel.marginals import chain_disagreement, pooled_chains
+    from markovlogic.parallel.split import seed_for
+
+    if start in ("default", "hard", "maxwalksat"):
+        opts = {"seed": seed, "samples": SAMPLES} | ({} if start == "default" else {"init_method": start})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = pooled_chains(net, "mcsat", opts, 2, ThreadExecutor(2))
+        return r.probabilities, r.stats["chains_disagree"]["atoms"]
+    seeds = [seed_for(seed, 0), seed_for(seed, 1)]
+    if start == "shared-mws":
+        world, _ = maxwalksat_start(net, two_pass=False, flips=default_init_flips(net.n_atoms), seed=seeds[0])
+        opts = [{"seed": s, "samples": SAMPLES // 2, "init": world} for s in seeds]
+    else:   # mixed
+        opts = [{"seed": seeds[0], "samples": SAMPLES // 2, "init_method": "maxwalksat"},
+                {"seed": seeds[1], "samples": SAMPLES // 2}]
+    results = ThreadExecutor(2).map(_chain, [(net, o) for o in opts])
+    w = np.array([r.samples for r in results], dtype=np.float64)
+    prob = sum(wi * r.probabilities for wi, r in zip(w, results)) / w.sum()
+    return prob, chain_disagreement(net, [r.probabilities for r in results], w)["atoms"]
+
+
+def run_model(name: str, seeds: int, starts: tuple[str, ...]) -> list[dict]:
+    net = MODELS[name]()
+    if net is None:
+        print(f"{name}: data not found, skipped", flush=True)
+        return []
+    t0 = time.perf_counter()
+    ref, check, how = reference(name, net)
+    print(f"{name}: {net.n_atoms} atoms, {net.n_clauses} clauses; reference {how} "
+          f"({time.perf_counter() - t0:.1f} s; check max diff {check:.3f})", flush=True)
+    rows = []
+    for start in starts:
+        errs, flags, cpu, wall = [], [], [], []
+        for seed in range(seeds):
+            c0, w0 = time.process_time(), time.perf_counter()
+            prob, atoms = pooled(net, start, seed)
+            cpu.append(time.process_time() - c0)
+            wall.append(time.perf_counter() - w0)
+            errs.append(float(np.abs(prob - ref).max()))
+            flags.append(int(atoms))
+        errs_a = np.array(errs)
+        flagged = np.array(flags) > 0
+        row = {"model": name, "start": start, "seeds": seeds, "disagree": int(flagged.sum()),
+               "max_err": round(float(errs_a.max()), 4), "mean_err": round(float(errs_a.mean()), 4),
+               "over_05": int((errs_a > 0.05).sum()), "bad": int(((errs_a > 0.05) & ~flagged).sum()),
+               "cpu_s": round(float(np.mean(cpu)), 3), "wall_s": round(float(np.mean(wall)), 3),
+               "errs": [round(e, 3) for e in errs], "check": round(check, 4)}
+        rows.append(row)
+        print(f"| {name} | {start} | {row['disagree']}/{seeds} | {row['max_err']:.3f} | {row['mean_err']:.3f} | "
+              f"{row['over_05']} | {row['bad']} | {row['cpu_s']:.2f} | {row['wall_s']:.2f} |", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--starts", default=",".join(STARTS))
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    _chain(_gated(), {"samples": 10})            # compile before timing
+    print("| model | start | disagree | max err | mean err | err>.05 | bad (>.05, silent) | cpu s | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for m in a.models.split(","):
+        rows += run_model(m, a.seeds, tuple(a.starts.split(",")))
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
