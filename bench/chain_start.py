@@ -1,6 +1,7 @@
 """Where pooled MC-SAT chains start (issue 30, item 3): measured per start.
 
 ``PYTHONPATH=src:. python -m bench.chain_start [--seeds 10] [--models friends30,...] [--json OUT]``
+``PYTHONPATH=src:. python -m bench.chain_start --scale 50000 [--scale-samples 200]``
 
 Two pooled MC-SAT chains (``--threads 2``: :func:`markovlogic.parallel.
 marginals.pooled_chains`, called directly so that the small networks and
@@ -13,6 +14,9 @@ defaults) on each model, for seeds 0..``--seeds``-1, from each start:
   from a random world (the default before this bench);
 - ``maxwalksat``: each chain from its own MaxWalkSAT world (one try, the
   chain's own seed: ``--init maxwalksat``);
+- ``best``: each chain from the cheaper of two MaxWalkSAT worlds, one from
+  a random world (as ``maxwalksat``) and one from the all-false world
+  (``--init best``);
 - ``shared-mws``: one MaxWalkSAT world (seed of chain 0), both chains start
   there (one search instead of two);
 - ``mixed``: chain 0 from MaxWalkSAT, chain 1 from WalkSAT (a random
@@ -67,7 +71,7 @@ from pathlib import Path
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-STARTS = ("default", "hard", "maxwalksat", "shared-mws", "mixed")
+STARTS = ("default", "hard", "maxwalksat", "best", "shared-mws", "mixed")
 SAMPLES = 1000
 
 
@@ -118,15 +122,27 @@ def _tuffy(name: str):
     return mln.ground(db, queries=(folder / "query.db").read_text().split())
 
 
+def _social(n: int):
+    from markovlogic import MLN, Database
+
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench.synthetic import write
+
+    model, evidence, queries = write("social", n)
+    mln = MLN.from_file(str(model))
+    return mln.ground(Database.from_file(str(evidence), mln=mln), queries=queries.split(","))
+
+
 MODELS = {
     "friends30": lambda: _friends(30),
+    "social5k": lambda: _social(5_000),
     "gated13": _gated,
     "hardtie9": _hardtie,
     "cse": lambda: _tuffy("cse"),
     "class": lambda: _tuffy("class"),
 }
 EXACT = {"gated13", "hardtie9"}
-LONG = {"friends30": 20_000, "class": 10_000, "cse": 10_000}
+LONG = {"friends30": 20_000, "social5k": 5_000, "class": 10_000, "cse": 10_000}
 
 
 def reference(name: str, net) -> tuple[np.ndarray, float, str]:
@@ -140,6 +156,8 @@ def reference(name: str, net) -> tuple[np.ndarray, float, str]:
     a = solve_marginals(net, method="mcsat", samples=n, seed=99, init_method="maxwalksat").probabilities
     b = solve_marginals(net, method="mcsat", samples=n, seed=98).probabilities
     check = float(np.abs(a - b).max())
+    if name == "social5k":      # MaxWalkSAT's start is in the costly mode there (see RESULTS)
+        return b, check, f"{n}-sample chain from WalkSAT (check: MaxWalkSAT start)"
     if name in ("class", "cse"):
         return (a + b) / 2, check, f"mean of two {n}-sample chains"
     return a, check, f"{n}-sample chain from MaxWalkSAT (check: WalkSAT start)"
@@ -158,7 +176,7 @@ def pooled(net, start: str, seed: int):
     from markovlogic.parallel.marginals import chain_disagreement, pooled_chains
     from markovlogic.parallel.split import seed_for
 
-    if start in ("default", "hard", "maxwalksat"):
+    if start in ("default", "hard", "maxwalksat", "best"):
         opts = {"seed": seed, "samples": SAMPLES} | ({} if start == "default" else {"init_method": start})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -209,13 +227,59 @@ def run_model(name: str, seeds: int, starts: tuple[str, ...]) -> list[dict]:
     return rows
 
 
+def scale(n: int, samples: int) -> list[dict]:
+    """What the start costs on a large pooled network: ``mln infer`` (two
+    pooled chains, ``samples`` samples) on ``bench/synthetic.social`` N =
+    ``n`` (one component holds nearly every atom), each start in a fresh
+    process under ``/usr/bin/time``: wall, CPU (user + sys) and peak RSS."""
+    import os
+    import subprocess
+    import tempfile
+
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench.synthetic import write
+
+    model, evidence, queries = write("social", n)
+    rows = []
+    print("| N | start | wall s | cpu s | peak MB | init s | disagree |")
+    print("|---|---|---|---|---|---|---|")
+    for start in ("hard", "default"):
+        with tempfile.TemporaryDirectory() as tmp:
+            stats = Path(tmp) / "stats.json"
+            cmd = ["/usr/bin/time", "-f", "%e %U %S %M", sys.executable, "-m", "markovlogic.cli", "infer", "-i",
+                   str(model), "-e", str(evidence), "-q", queries, "-r", str(Path(tmp) / "out.result"),
+                   "--samples", str(samples), "--seed", "0", "--stats-json", str(stats)]
+            if start != "default":
+                cmd += ["--init", start]
+            run = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
+            if run.returncode != 0:
+                raise SystemExit(run.stderr[-2000:])
+            wall, user, sys_, rss = run.stderr.strip().splitlines()[-1].split()
+            st = json.loads(stats.read_text())
+            row = {"n": n, "start": st.get("init_method", start), "wall_s": float(wall),
+                   "cpu_s": round(float(user) + float(sys_), 2), "peak_mb": round(int(rss) / 1024),
+                   "init_s": round(float(st.get("init_seconds", 0.0)), 2), "split": st.get("split"),
+                   "disagree": st.get("chains_disagree_atoms"), "clauses": st.get("clauses")}
+            rows.append(row)
+            print(f"| {n:,} | {row['start']} | {row['wall_s']:.1f} | {row['cpu_s']:.1f} | {row['peak_mb']:,} | "
+                  f"{row['init_s']:.2f} | {row['disagree']} |", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--starts", default=",".join(STARTS))
     ap.add_argument("--json")
+    ap.add_argument("--scale", type=int, help="instead: mln infer on social N=SCALE, hard against the default start")
+    ap.add_argument("--scale-samples", type=int, default=200)
     a = ap.parse_args(argv)
+    if a.scale:
+        rows = scale(a.scale, a.scale_samples)
+        if a.json:
+            Path(a.json).write_text(json.dumps(rows, indent=1))
+        return
     _chain(_gated(), {"samples": 10})            # compile before timing
     print("| model | start | disagree | max err | mean err | err>.05 | bad (>.05, silent) | cpu s | wall s |")
     print("|---|---|---|---|---|---|---|---|---|")

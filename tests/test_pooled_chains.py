@@ -14,6 +14,8 @@ from markovlogic.infer.exact import exact_marginals
 from markovlogic.parallel.marginals import DISAGREE_SPREAD, chain_disagreement, solve_marginals_parallel
 from markovlogic.parallel.options import ParallelOptions
 
+from networks import random_network
+
 TWO = ParallelOptions(threads=2, min_clauses=0)
 
 
@@ -135,8 +137,9 @@ def test_friends_model_pooled_default_is_within_05_of_a_long_chain_or_warns(tmp_
     the atoms the chains disagree on. Seed 5: from WalkSAT's random start
     (the default before bench/chain_start.py) one of the two chains settles
     in "everybody smokes" and the pool averages the modes (the override
-    ``--init hard`` shows it, and says so); from MaxWalkSAT's world (the
-    pooled default now) both chains start in the main mode."""
+    ``--init hard`` shows it, and says so); from the cheaper of two
+    MaxWalkSAT worlds (``best``, the pooled default now) both chains start
+    in the main mode."""
     from markovlogic import MLN, Database
     from markovlogic.infer.marginals import solve_marginals
 
@@ -158,13 +161,13 @@ def test_friends_model_pooled_default_is_within_05_of_a_long_chain_or_warns(tmp_
         return bad
 
     probs, stats, stderr = _cli_marginals(mln_path, db_path, tmp_path / "default.result", "--seed", "5")
-    assert stats["init_method"] == "maxwalksat"
+    assert stats["init_method"] == "best"
     assert check(probs, stats, stderr) == []        # the main mode: no warning needed
     probs, stats, stderr = _cli_marginals(mln_path, db_path, tmp_path / "hard.result", "--seed", "5",
                                           "--init", "hard")
     assert stats["init_method"] == "hard"
     assert check(probs, stats, stderr)              # averaged modes, and the warning says where
-    assert "--init maxwalksat" in stderr
+    assert "--init best" in stderr
 
 
 def test_pooled_stats_say_where_the_chains_started():
@@ -172,9 +175,45 @@ def test_pooled_stats_say_where_the_chains_started():
     opts = {"seed": 0, "samples": 200}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert solve_marginals_parallel(net, "mcsat", dict(opts), TWO).stats["init_method"] == "maxwalksat"
+        assert solve_marginals_parallel(net, "mcsat", dict(opts), TWO).stats["init_method"] == "best"
         r = solve_marginals_parallel(net, "mcsat", {**opts, "init_method": "two-pass"}, TWO)
         assert r.stats["init_method"] == "two-pass"
         r = solve_marginals_parallel(net, "mcsat", {**opts, "init": np.zeros(net.n_atoms, dtype=bool)}, TWO)
-        assert r.stats["init_method"] == "given, then maxwalksat"
+        assert r.stats["init_method"] == "given, then best"
         assert "init_method" not in solve_marginals_parallel(net, "gibbs", dict(opts), TWO).stats
+
+
+def test_best_start_is_the_cheaper_maxwalksat_world():
+    """``init_method="best"``: the first MaxWalkSAT world is ``maxwalksat``'s
+    (same seed); the one from the all-false world replaces it when cheaper.
+    On a cascade (each atom implies the next, a prior against each) one try
+    from a random world can stop in the costly all-true world; from all-false
+    it stays in the cheap one."""
+    from markovlogic.infer.mcsat import MCSATChain
+
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        net = random_network(rng, 12, 30, p_hard=0.1, p_negative=0.25, n_blocks=1)
+        seed = int(rng.integers(1000))
+        mws = MCSATChain(net, init_method="maxwalksat", seed=seed).stats_dict()
+        best = MCSATChain(net, init_method="best", seed=seed).stats_dict()
+        assert best["init_method"] == "best"
+        assert (best["init_hard_violated"], best["init_cost"]) <= (mws["init_hard_violated"], mws["init_cost"])
+        assert best["init_maxwalksat_flips"] > mws["init_maxwalksat_flips"] > 0
+    n = 40
+    clauses = [(0.6, [(a, False)]) for a in range(n)]
+    clauses += [(1.1, [(a, False), (b, True)]) for a in range(n) for b in range(n) if a != b and (b - a) % n <= 4]
+    net = GroundNetwork.from_clauses(n, clauses)
+    for seed in range(4):
+        best = MCSATChain(net, init_method="best", seed=seed).stats_dict()
+        assert best["init_cost"] == pytest.approx(0.0)
+
+
+def test_best_start_marginals_match_enumeration():
+    rng = np.random.default_rng(11)
+    for k in range(4):
+        net = random_network(rng, 10, 22, p_hard=0.15, p_negative=0.25, n_blocks=1)
+        exact = exact_marginals(net).probabilities
+        got = solve_marginals_parallel(net, "mcsat", {"seed": k, "samples": 4000}, TWO)
+        assert got.stats["init_method"] == "best"
+        assert np.abs(got.probabilities - exact).max() <= 0.03

@@ -50,6 +50,11 @@ sections 2.4 and 3.4), each an option of :class:`MCSATOptions`:
   the hard clauses: the chain starts near a mode and burn-in is spent there;
 - ``init_method="two-pass"``: MaxWalkSAT twice, first over the soft clauses
   only (the blocks kept), then over all clauses from the first pass's world;
+- ``init_method="best"`` (not Poon's): MaxWalkSAT from a random world and
+  from the all-false world, the cheaper world (on implication cascades one
+  try from a random world often stops in the costly "everybody smokes"
+  local optimum; the default start of pooled chains, see
+  :mod:`markovlogic.parallel.marginals`);
 - moves that flip several atoms while keeping the ``!`` constraints: every
   SampleSAT move on a block already changes two atoms (the true one off,
   another on, :mod:`.samplesat`); ``joint_moves=True`` extends the pair moves
@@ -613,6 +618,16 @@ class MCSATChain:
             deadline = None if opt.max_seconds is None else time.perf_counter() + opt.max_seconds / 4
             init, info = maxwalksat_start(net, two_pass=opt.init_method == "two-pass", flips=int(flips),
                                           seed=int(opt.seed), hard_weight=opt.hard_weight, deadline=deadline)
+            if opt.init_method == "best":
+                # also from the all-false world: on implication cascades (friends of smokers smoke) one
+                # try from a random world often ends in the costly "everybody smokes" local optimum
+                zero, info0 = maxwalksat_start(net, two_pass=False, flips=int(flips), seed=int(opt.seed) + 2,
+                                               hard_weight=opt.hard_weight, deadline=deadline,
+                                               init=np.zeros(net.n_atoms, dtype=bool))
+                info["init_seconds"] += info0["init_seconds"]
+                info["init_maxwalksat_flips"] += info0["init_maxwalksat_flips"]
+                if (info0["init_hard_violated"], info0["init_cost"]) < (info["init_hard_violated"], info["init_cost"]):
+                    init, info["init_cost"], info["init_hard_violated"] = zero, info0["init_cost"], info0["init_hard_violated"]
             self.init_info.update(info)
         self._state, self.init_flips = feasible_state(self.prep, self.rng, init)
         self._state.fst[0] = self._score()
