@@ -55,8 +55,85 @@ Models and references:
   of 10,000 samples, MaxWalkSAT start seed 99 and WalkSAT start seed 98;
   the error is against their mean, the check is their max difference.
 
-The figures (measured on this shared 2-core machine) are in the module
-docstring of :mod:`markovlogic.parallel.marginals` and in ``RESULTS`` below.
+Measured 2026-11-27 on this 2-core machine, shared with another session
+and a benchmark (load 1-6). First run (commit 3103b56, where ``default`` was
+``maxwalksat``; ``smoke`` left out: 6 atoms, split by component)::
+
+    | model     | start      | disagree | max err | mean err | err>.05 | bad | cpu s | wall s |
+    | friends30 | hard       | 5/10     | .500    | .153     | 6       | 1   | 0.66  | 1.26   |
+    | friends30 | maxwalksat | 0/10     | .001    | .000     | 0       | 0   | 0.70  | 1.51   |
+    | friends30 | shared-mws | 0/10     | .001    | .000     | 0       | 0   | 0.67  | 1.64   |
+    | friends30 | mixed      | 3/10     | .500    | .096     | 4       | 1   | 0.68  | 1.20   |
+    | gated13   | hard       | 2/10     | .154    | .086     | 9       | 7   | 0.02  | 0.04   |
+    | gated13   | maxwalksat | 5/10     | .121    | .052     | 3       | 3   | 0.03  | 0.06   |
+    | gated13   | shared-mws | 5/10     | .121    | .052     | 3       | 3   | 0.03  | 0.04   |
+    | gated13   | mixed      | 1/10     | .201    | .088     | 9       | 8   | 0.02  | 0.03   |
+    | hardtie9  | hard       | 0/10     | .025    | .016     | 0       | 0   | 0.03  | 0.05   |
+    | hardtie9  | maxwalksat | 0/10     | .018    | .012     | 0       | 0   | 0.02  | 0.02   |
+    | hardtie9  | shared-mws | 0/10     | .018    | .013     | 0       | 0   | 0.01  | 0.03   |
+    | hardtie9  | mixed      | 0/10     | .022    | .013     | 0       | 0   | 0.02  | 0.03   |
+    | cse       | hard       | 1/10     | .105    | .055     | 5       | 4   | 4.75  | 3.83   |
+    | cse       | maxwalksat | 1/10     | .090    | .062     | 9       | 8   | 4.93  | 5.80   |
+    | cse       | shared-mws | 0/10     | .096    | .065     | 6       | 6   | 5.20  | 6.93   |
+    | cse       | mixed      | 1/10     | .104    | .062     | 7       | 7   | 5.20  | 5.66   |
+    | class     | hard       | 6/10     | .196    | .108     | 10      | 4   | 4.62  | 4.69   |
+    | class     | maxwalksat | 3/10     | .148    | .097     | 10      | 7   | 4.91  | 4.99   |
+    | class     | shared-mws | 2/10     | .161    | .104     | 10      | 8   | 4.90  | 4.95   |
+    | class     | mixed      | 7/10     | .157    | .101     | 10      | 3   | 4.48  | 4.67   |
+
+Then ``--scale 50000`` (social N = 50,000, 543,632 clauses, 1,000 samples)
+showed the MaxWalkSAT start's failure: chain 0's MaxWalkSAT world (cost
+63,770, everybody smokes) against chain 1's (32,816), the pool flagging
+89,861 atoms (hard: 0). One MaxWalkSAT try from a random world ends in
+"everybody smokes" for 6 seeds in 10 at N = 5,000, 8 at 20,000, 9 at 50,000
+(each atom's single flip breaks about ten implications; issue 30 item 1).
+So the ``best`` start, and the ``social5k`` model; second run (commit
+06d2259, ``default`` = ``best``), ``--models friends30,social5k,gated13,
+hardtie9 --starts default,hard,maxwalksat,best`` and ``--models cse,class
+--starts hard,best``::
+
+    | model     | start      | disagree | max err | mean err | err>.05 | bad | cpu s | wall s |
+    | friends30 | hard       | 5/10     | .500    | .153     | 6       | 1   | 0.70  | 0.37   |
+    | friends30 | maxwalksat | 0/10     | .001    | .000     | 0       | 0   | 0.70  | 0.38   |
+    | friends30 | best       | 0/10     | .001    | .000     | 0       | 0   | 0.72  | 0.39   |
+    | social5k  | hard       | 0/10     | .011    | .007     | 0       | 0   | 2.48  | 1.27   |
+    | social5k  | maxwalksat | 7/10     | 1.000   | .451     | 8       | 1   | 3.60  | 2.15   |
+    | social5k  | best       | 0/10     | .007    | .006     | 0       | 0   | 2.81  | 1.44   |
+    | gated13   | hard       | 2/10     | .154    | .086     | 9       | 7   | 0.03  | 0.02   |
+    | gated13   | maxwalksat | 5/10     | .121    | .052     | 3       | 3   | 0.03  | 0.02   |
+    | gated13   | best       | 5/10     | .121    | .052     | 3       | 3   | 0.03  | 0.02   |
+    | hardtie9  | hard       | 0/10     | .025    | .016     | 0       | 0   | 0.06  | 0.05   |
+    | hardtie9  | maxwalksat | 0/10     | .018    | .012     | 0       | 0   | 0.02  | 0.01   |
+    | hardtie9  | best       | 0/10     | .018    | .012     | 0       | 0   | 0.02  | 0.01   |
+    | cse       | hard       | 1/10     | .105    | .055     | 5       | 4   | 4.58  | 2.33   |
+    | cse       | best       | 1/10     | .067    | .057     | 8       | 8   | 5.13  | 2.66   |
+    | class     | hard       | 6/10     | .196    | .108     | 10      | 4   | 3.96  | 2.10   |
+    | class     | best       | 5/10     | .206    | .102     | 10      | 5   | 3.94  | 2.04   |
+
+(``default`` rows equal the ``best`` rows, and equalled ``maxwalksat`` in
+the first run.) References: friends30's two long chains agree to .021;
+social5k's to .004 (that MaxWalkSAT-started long chain left the costly
+mode); cse's to .026, class's to .065 (bistable components no chain
+crosses: class's errors are the reference's own as much as the runs', and no
+start helps there). cse and class: at 1,000 samples the error is noise of
+about .05-.1 whatever the start.
+
+``--scale 50000`` (``mln infer``, two pooled chains, 1,000 samples), twice::
+
+    | N      | start | wall s      | cpu s       | peak MB   | init s (both chains) | disagree |
+    | 50,000 | hard  | 32.2 / 30.6 | 57.6 / 56.5 | 542 / 552 | 0                    | 0        |
+    | 50,000 | best  | 66.2 / 31.6 | 73.5 / 59.9 | 687 / 684 | 8.6 / 7.3            | 0        |
+
+(the first ``best`` wall is the shared machine; the start costs 3-16 CPU
+seconds here and 130-145 MB: MaxWalkSAT's search state beside the chain's.)
+
+Chosen: ``best`` for pooled chains (``POOLED_INIT`` in
+:mod:`markovlogic.parallel.marginals`). A random start fails the friends
+model (6 runs in 10 off by up to .5), a MaxWalkSAT start the social one (8
+in 10 off by up to 1.0); ``best`` is right on both, ties or beats either
+elsewhere, for 3-15 % more CPU. One chain (``--threads 1``) and the
+component split keep WalkSAT's start (measured in ``bench/workloads/
+mcsat_ext.py``; not re-measured here).
 """
 
 from __future__ import annotations

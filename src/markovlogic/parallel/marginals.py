@@ -29,7 +29,7 @@ overrides): by default each from the cheaper of two MaxWalkSAT worlds, one
 from a random world (the chain's own seed) and one from the all-false world
 (``init_method="best"``), chosen by ``bench/chain_start.py`` (two pooled
 chains, 1,000 samples, seeds 0-9, 2026-11-27, shared 2-core machine at load
-3-6; ``disagree``: runs that warn; ``err``: max |p - reference| over the
+1-6; ``disagree``: runs that warn; ``err``: max |p - reference| over the
 atoms, the worst and the mean over seeds; ``silent``: err > .05 without a
 warning; CPU s per pooled run):
 
@@ -47,7 +47,10 @@ warning; CPU s per pooled run):
   gated13    best       5/10     .121/.052  3        0.03
   hardtie9   hard       0/10     .025/.016  0        0.03
   hardtie9   best       0/10     .018/.012  0        0.02
-CSE_CLASS_ROWS
+  cse        hard       1/10     .105/.055  4        4.58
+  cse        best       1/10     .067/.057  8        5.13
+  class      hard       6/10     .196/.108  4        3.96
+  class      best       5/10     .206/.102  5        3.94
   ========== ========== ======== ========== ======== ======
 
 (friends30: the friends model of ``bench/workloads/lazy.py`` at N = 30,
@@ -58,7 +61,8 @@ world ends in "everybody smokes" (cost 6,390 against 3,217) for 6 seeds in
 hardtie9: exact marginals by enumeration; cse, class: tuffy's, against long
 chains.) A random start fails the friends model, a MaxWalkSAT start the
 social one; the cheaper of the two MaxWalkSAT worlds is in the main mode in
-both. One chain (``--threads 1``) keeps WalkSAT's start
+both. On social N = 50,000 (543,632 clauses, ``mln infer``) the start
+costs 3-16 CPU s over 57 and about 140 MB. One chain (``--threads 1``) keeps WalkSAT's start
 (:mod:`.infer.mcsat`'s measurement); the component split too.
 
 With one thread, or a network under ``parallel.min_clauses`` clauses, this
