@@ -133,6 +133,7 @@ def test_pooled_chains_match_enumeration_on_one_component(method):
             exact = exact_marginals(net).probabilities
         got = solve_marginals_parallel(net, method, dict(opts), TWO)
         assert got.stats["split"] == "chains"
+        assert got.stats.get("init_method") == ("best" if method == "mcsat" else None)   # the pooled default
         assert got.samples == (4000 if method == "mcsat" else 4 * 4000)
         assert np.abs(got.probabilities - exact).max() <= TOL
         again = solve_marginals_parallel(net, method, dict(opts), TWO)

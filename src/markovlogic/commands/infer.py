@@ -74,11 +74,12 @@ def infer_command(
     ),
     init: Optional[str] = typer.Option(
         None, "--init",
-        help="MC-SAT start world: hard (WalkSAT on the hard clauses; default), maxwalksat (MaxWalkSAT's best world) "
-             "or two-pass (MaxWalkSAT on the soft clauses, then on all).",
+        help="MC-SAT start world: hard (WalkSAT on the hard clauses; default of one chain), maxwalksat "
+             "(MaxWalkSAT's best world), two-pass (MaxWalkSAT on the soft clauses, then on all) or best (the "
+             "cheaper of MaxWalkSAT from a random and from the all-false world; default of pooled chains).",
     ),
     init_flips: Optional[int] = typer.Option(
-        None, "--init-flips", help="MC-SAT --init maxwalksat/two-pass: MaxWalkSAT flips per pass (default max(10,000, 20 per variable)).",
+        None, "--init-flips", help="MC-SAT --init maxwalksat/two-pass/best: MaxWalkSAT flips per pass (default max(10,000, 20 per variable)).",
     ),
     group_mutex: Optional[bool] = typer.Option(
         None, "--group-mutex/--no-group-mutex",

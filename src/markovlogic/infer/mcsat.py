@@ -50,6 +50,11 @@ sections 2.4 and 3.4), each an option of :class:`MCSATOptions`:
   the hard clauses: the chain starts near a mode and burn-in is spent there;
 - ``init_method="two-pass"``: MaxWalkSAT twice, first over the soft clauses
   only (the blocks kept), then over all clauses from the first pass's world;
+- ``init_method="best"`` (not Poon's): MaxWalkSAT from a random world and
+  from the all-false world, the cheaper world (on implication cascades one
+  try from a random world often stops in the costly "everybody smokes"
+  local optimum; the default start of pooled chains, see
+  :mod:`markovlogic.parallel.marginals`);
 - moves that flip several atoms while keeping the ``!`` constraints: every
   SampleSAT move on a block already changes two atoms (the true one off,
   another on, :mod:`.samplesat`); ``joint_moves=True`` extends the pair moves
@@ -501,11 +506,13 @@ def _mcsat_run(n_samples, tally, store, rb, n_steps, n_mh, max_path, p_ws, temp,
 
 
 def maxwalksat_start(net: GroundNetwork, *, two_pass: bool, flips: int, seed: int,
-                     hard_weight: float | None = None, init: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+                     hard_weight: float | None = None, init: np.ndarray | None = None,
+                     deadline: float | None = None) -> tuple[np.ndarray, dict]:
     """A start world by MaxWalkSAT (one try of ``flips`` flips and its greedy
     descent): with ``two_pass``, first over the soft clauses only (blocks
     kept), then over all clauses from the first pass's world (Poon and
-    Domingos 2007). Returns the world and figures (cost, seconds per pass)."""
+    Domingos 2007). ``deadline`` (a ``time.perf_counter()`` value) ends the
+    search early. Returns the world and figures (cost, seconds per pass)."""
     from .kernels_state import sat_arrays, subset
     from .maxwalksat import run_maxwalksat
 
@@ -516,11 +523,11 @@ def maxwalksat_start(net: GroundNetwork, *, two_pass: bool, flips: int, seed: in
     if two_pass:
         soft = np.flatnonzero(~sat.is_hard)
         soft_sat = subset(sat, np.arange(sat.n_atoms), soft, np.arange(sat.n_blocks))
-        world, _ = run_maxwalksat(soft_sat, max_flips=flips, max_tries=1, noise=0.5, seed=seed, deadline=None,
+        world, _ = run_maxwalksat(soft_sat, max_flips=flips, max_tries=1, noise=0.5, seed=seed, deadline=deadline,
                                   init=world)
         info["init_pass1_seconds"] = time.perf_counter() - t0
         info["init_pass1_hard_violated"] = int(net.hard_violated(world) if hard_weight is None else 0)
-    world, stats = run_maxwalksat(sat, max_flips=flips, max_tries=1, noise=0.5, seed=seed + 1, deadline=None,
+    world, stats = run_maxwalksat(sat, max_flips=flips, max_tries=1, noise=0.5, seed=seed + 1, deadline=deadline,
                                   init=world)
     info["init_seconds"] = time.perf_counter() - t0
     info["init_maxwalksat_flips"] = int(stats["flips"]) + (flips if two_pass else 0)
@@ -607,8 +614,20 @@ class MCSATChain:
             init = self._lift(init)
         elif opt.init_method != "hard":
             flips = opt.init_flips if opt.init_flips is not None else default_init_flips(self.prep.n_vars)
+            # under --max-seconds the start search takes at most a quarter of it
+            deadline = None if opt.max_seconds is None else time.perf_counter() + opt.max_seconds / 4
             init, info = maxwalksat_start(net, two_pass=opt.init_method == "two-pass", flips=int(flips),
-                                          seed=int(opt.seed), hard_weight=opt.hard_weight)
+                                          seed=int(opt.seed), hard_weight=opt.hard_weight, deadline=deadline)
+            if opt.init_method == "best":
+                # also from the all-false world: on implication cascades (friends of smokers smoke) one
+                # try from a random world often ends in the costly "everybody smokes" local optimum
+                zero, info0 = maxwalksat_start(net, two_pass=False, flips=int(flips), seed=int(opt.seed) + 2,
+                                               hard_weight=opt.hard_weight, deadline=deadline,
+                                               init=np.zeros(net.n_atoms, dtype=bool))
+                info["init_seconds"] += info0["init_seconds"]
+                info["init_maxwalksat_flips"] += info0["init_maxwalksat_flips"]
+                if (info0["init_hard_violated"], info0["init_cost"]) < (info["init_hard_violated"], info["init_cost"]):
+                    init, info["init_cost"], info["init_hard_violated"] = zero, info0["init_cost"], info0["init_hard_violated"]
             self.init_info.update(info)
         self._state, self.init_flips = feasible_state(self.prep, self.rng, init)
         self._state.fst[0] = self._score()

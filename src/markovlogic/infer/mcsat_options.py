@@ -14,7 +14,7 @@ from .sampling import check_int, check_real, check_sampling
 
 DEFAULT_MAX_PATH = 100
 DEFAULT_GUIDE_WEIGHT = 3.0
-INIT_METHODS = ("hard", "maxwalksat", "two-pass")
+INIT_METHODS = ("hard", "maxwalksat", "two-pass", "best")
 
 
 @dataclass
@@ -43,7 +43,9 @@ class MCSATOptions:
     Poon's extensions (see the module docstring): ``init_method`` -- where
     the chain starts when no ``init`` is given: ``"hard"`` (WalkSAT on the
     hard clauses from a random world), ``"maxwalksat"`` (MaxWalkSAT's best
-    world) or ``"two-pass"`` (MaxWalkSAT on the soft clauses, then on all);
+    world), ``"two-pass"`` (MaxWalkSAT on the soft clauses, then on all) or
+    ``"best"`` (MaxWalkSAT from a random world and from the all-false world,
+    the cheaper of the two worlds);
     ``init_flips``: MaxWalkSAT flips per pass (default ``max(10,000, 20 *``
     variables``)``, one try, then its greedy descent); ``group_mutex``: hard pair-clause cliques as
     at-most-one / exactly-one blocks (:mod:`.mutex`); ``joint_moves``: pair

@@ -24,6 +24,47 @@ network split by component.
   :func:`chain_disagreement`) says how far the chains' marginals are apart,
   and a warning names the atoms they disagree on.
 
+Where pooled MC-SAT chains start (``stats["init_method"]``; ``--init``
+overrides): by default each from the cheaper of two MaxWalkSAT worlds, one
+from a random world (the chain's own seed) and one from the all-false world
+(``init_method="best"``), chosen by ``bench/chain_start.py`` (two pooled
+chains, 1,000 samples, seeds 0-9, 2026-11-27, shared 2-core machine at load
+1-6; ``disagree``: runs that warn; ``err``: max |p - reference| over the
+atoms, the worst and the mean over seeds; ``silent``: err > .05 without a
+warning; CPU s per pooled run):
+
+  ========== ========== ======== ========== ======== ======
+  model      start      disagree err max/mean silent   CPU s
+  ========== ========== ======== ========== ======== ======
+  friends30  hard       5/10     .500/.153  1        0.70
+  friends30  maxwalksat 0/10     .001/.000  0        0.70
+  friends30  best       0/10     .001/.000  0        0.72
+  social5k   hard       0/10     .011/.007  0        2.48
+  social5k   maxwalksat 7/10     1.00/.451  1        3.60
+  social5k   best       0/10     .007/.006  0        2.81
+  gated13    hard       2/10     .154/.086  7        0.03
+  gated13    maxwalksat 5/10     .121/.052  3        0.03
+  gated13    best       5/10     .121/.052  3        0.03
+  hardtie9   hard       0/10     .025/.016  0        0.03
+  hardtie9   best       0/10     .018/.012  0        0.02
+  cse        hard       1/10     .105/.055  4        4.58
+  cse        best       1/10     .067/.057  8        5.13
+  class      hard       6/10     .196/.108  4        3.96
+  class      best       5/10     .206/.102  5        3.94
+  ========== ========== ======== ========== ======== ======
+
+(friends30: the friends model of ``bench/workloads/lazy.py`` at N = 30,
+whose "everybody smokes" mode costs 91 against 9; social5k:
+``bench/synthetic.social`` N = 5,000, where one MaxWalkSAT try from a random
+world ends in "everybody smokes" (cost 6,390 against 3,217) for 6 seeds in
+10, 8 at N = 20,000 and 9 at N = 50,000, and the chain stays there; gated13,
+hardtie9: exact marginals by enumeration; cse, class: tuffy's, against long
+chains.) A random start fails the friends model, a MaxWalkSAT start the
+social one; the cheaper of the two MaxWalkSAT worlds is in the main mode in
+both. On social N = 50,000 (543,632 clauses, ``mln infer``) the start
+costs 3-16 CPU s over 57 and about 140 MB. One chain (``--threads 1``) keeps WalkSAT's start
+(:mod:`.infer.mcsat`'s measurement); the component split too.
+
 With one thread, or a network under ``parallel.min_clauses`` clauses, this
 is the serial path, bit for bit.
 """
@@ -115,6 +156,12 @@ def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, 
     start = time.perf_counter()
     progress = options.pop("progress", None) if "progress" in options else None
     seed = int(options.get("seed", 0))
+    init_method = None
+    if method == "mcsat":
+        init_method = options.get("init_method")
+        if init_method is None:
+            init_method = POOLED_INIT
+            options = {**options, "init_method": POOLED_INIT}
     args = []
     if method == "gibbs":
         chains = int(options.get("chains", 4))
@@ -147,19 +194,29 @@ def pooled_chains(net: GroundNetwork, method: str, options: dict, workers: int, 
     prob /= max(weight.sum(), 1.0)
     stats = _merged_stats(results)
     stats.update(split="chains", chains=k, workers=int(workers))
+    if init_method is not None:
+        # where the chains started: chain 0 from a given world, if one was given
+        stats["init_method"] = init_method if options.get("init") is None else f"given, then {init_method}"
     stats["chains_disagree"] = chain_disagreement(net, [r.probabilities for r in results], weight)
     if stats["chains_disagree"]["atoms"]:
         d = stats["chains_disagree"]
+        start_hint = "" if init_method == "best" else ", start from MaxWalkSAT's best world (--init best)"
         msg = (f"{method}: the {k} pooled chains disagree on {d['atoms']} atom(s) (largest spread of the chains' "
                f"marginals {d['spread']:.3f}; {d['examples']}): they settled in different modes and the pooled "
-               "marginals average them. Run longer (--burn-in, --samples), start from MaxWalkSAT's world "
-               "(--init maxwalksat) or use one chain (--threads 1) and compare.")
+               f"marginals average them. Run longer (--burn-in, --samples){start_hint} or use one chain "
+               "(--threads 1) and compare.")
         warnings.warn(msg, stacklevel=3)
         stats["warning"] = msg
     drawn = int(sum(r.samples for r in results))
     return MarginalResult(probabilities=prob, method=method, samples=drawn,
                           seconds=time.perf_counter() - start, stats=stats)
 
+
+# Where pooled MC-SAT chains start unless told (``init_method``/``--init``):
+# each from the cheaper of two MaxWalkSAT worlds (from a random world with its
+# own seed, and from the all-false world), chosen by measurement
+# (bench/chain_start.py, see the module docstring).
+POOLED_INIT = "best"
 
 DISAGREE_SPREAD = 0.2        # chains disagree on an atom whose marginals spread more than this ...
 DISAGREE_SIGMAS = 4.0        # ... and more than this many binomial standard errors of the pooled marginal
