@@ -234,3 +234,44 @@ def test_an_abandoned_chunk_stream_leaves_the_connection_usable():
     with contextlib.closing(fetch_chunks(con, "SELECT range AS a FROM range(10)")) as chunks:
         assert sum(len(c["a"]) for c in chunks) == 10
     con.unregister("w")
+
+
+def test_chunks_are_read_from_arrow_batches_without_pandas():
+    """fetch_chunks reads DuckDB's Arrow stream (nanoarrow): every row once,
+    in chunks of at most ``rows`` rows across batch boundaries, integer,
+    float and boolean columns as numpy, a NULL reported, no pandas import."""
+    import subprocess
+    import sys
+
+    import duckdb
+
+    from markovlogic.ground.stream import fetch_chunks
+
+    con = duckdb.connect()
+    sql = ("SELECT range::INTEGER AS a, (range * 3)::BIGINT AS b, range % 2 = 0 AS t, (range / 2)::DOUBLE AS d, "
+           "(range % 7)::TINYINT AS s FROM range(300007)")
+    for rows in (1, 1000, 131072, 200000, 1 << 20):
+        if rows == 1:
+            chunks = list(fetch_chunks(con, "SELECT range::INTEGER AS a FROM range(5)", rows=1))
+            assert [len(c["a"]) for c in chunks] == [1] * 5
+            continue
+        chunks = list(fetch_chunks(con, sql, rows=rows))
+        assert max(len(c["a"]) for c in chunks) <= rows
+        assert sum(len(c["a"]) for c in chunks) == 300007
+        a = np.concatenate([c["a"] for c in chunks])
+        order = np.argsort(a)
+        assert np.array_equal(a[order], np.arange(300007))
+        for name, want in (("b", 3 * np.arange(300007)), ("t", np.arange(300007) % 2 == 0),
+                           ("d", np.arange(300007) / 2), ("s", np.arange(300007) % 7)):
+            got = np.concatenate([c[name] for c in chunks])[order]
+            assert np.array_equal(got, want), name
+        assert chunks[0]["t"].dtype == bool and chunks[0]["a"].dtype == np.int32
+    assert list(fetch_chunks(con, "SELECT 1 AS a WHERE false")) == []
+    with pytest.raises(ValueError, match="'a'.*NULL"):
+        list(fetch_chunks(con, "SELECT CASE WHEN range = 3 THEN NULL ELSE range END AS a FROM range(10)"))
+    assert con.execute("SELECT 42").fetchall() == [(42,)]
+    code = ("import sys, duckdb; from markovlogic.ground.stream import fetch_chunks; "
+            "c = duckdb.connect(); n = sum(len(x['a']) for x in fetch_chunks(c, 'SELECT range AS a FROM range(10)')); "
+            "assert n == 10; print('pandas' in sys.modules or 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

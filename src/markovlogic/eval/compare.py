@@ -69,7 +69,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..errors import EvidenceError, MLNSyntaxError, OptionError, QueryError
 from ..lang.ast import EvidenceAtom
@@ -169,6 +168,8 @@ def _keys(args: list[tuple[str, ...]]) -> np.ndarray:
 def _atom_scores(t_args, t_true: np.ndarray, table: AtomTable, fmt: str) -> dict:
     """Precision/recall/F1 over atoms (and AUC-PR, CLL for marginals)."""
     keys = np.concatenate([_keys(t_args), _keys(table.args)]) if table.args else _keys(t_args)
+    import pandas as pd  # on demand: `markovlogic.eval` is imported by learning, which never needs pandas
+
     codes, uniques = pd.factorize(keys)
     n = len(uniques)
     is_true = np.zeros(n, dtype=bool)
@@ -207,6 +208,8 @@ def _equivalence_scores(pred: str, t_args, t_true: np.ndarray, res: ResultFile) 
         members = np.empty(0, dtype=object)
         r_a = np.array([a[0] for a in table.args], dtype=object)
         r_b = np.array([a[1] for a in table.args], dtype=object)
+    import pandas as pd
+
     codes, names = pd.factorize(np.concatenate([t_a, t_b, members, r_a, r_b]))
     n = len(names)
     k = len(t_a)

@@ -3,9 +3,9 @@
 A template's grounding query can return far more rows than the clauses they
 become (social N=1M: 100 M groundings of a formula over evidence alone, all
 constant). Fetching them whole costs several copies of every row; here they
-arrive in chunks of about a million rows (``fetch_df_chunk``: DuckDB runs the
-query as a stream and holds one chunk at a time), and each chunk is reduced at
-once:
+arrive in chunks of about a million rows (DuckDB runs the query as a stream
+of Arrow batches, read by ``nanoarrow``, and holds one batch at a time), and
+each chunk is reduced at once:
 
 * per literal, the rows where the literal is still unknown give int64 atom
   keys (:meth:`AtomRegistry.keys`, mixed radix over the constants' positions:
@@ -44,37 +44,75 @@ import numpy as np
 
 from .assemble import PAD, Rows
 
-CHUNK_ROWS = 1 << 20          # rows per fetched chunk (DuckDB vectors are 2,048 rows)
+CHUNK_ROWS = 1 << 17          # rows per chunk: one Arrow batch of DuckDB (64 vectors of 2,048 rows)
+
+# Arrow types read straight from their data buffer
+_FIXED = frozenset({"INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT", "DOUBLE"})
+
+
+def _column(ch, name: str) -> np.ndarray:
+    """One Arrow column of a batch as a numpy array over its buffer (no copy
+    for fixed-width numbers; booleans unpacked from their bitmap)."""
+    import nanoarrow as na
+
+    c = na.c_array(ch)
+    if c.null_count:
+        # grounding queries COALESCE every status column and join constant ids only: a NULL is a bug
+        raise ValueError(f"column {name!r} of a grounding query has {c.null_count} NULL values")
+    lo, n = c.offset, c.length
+    if ch.schema.type == na.Type.BOOL:
+        return np.unpackbits(np.asarray(ch.buffers[1]), count=lo + n, bitorder="little")[lo:].astype(bool)
+    if ch.schema.type.name not in _FIXED:
+        raise TypeError(f"column {name!r} of a grounding query has Arrow type {ch.schema.type.name}")
+    return np.asarray(ch.buffers[1])[lo:lo + n]
 
 
 def fetch_chunks(con, sql: str, rows: int | None = None) -> Iterator[dict[str, np.ndarray]]:
     """The result of ``sql`` as dictionaries of numpy columns, a chunk of about
-    ``rows`` rows (default ``CHUNK_ROWS``) at a time."""
+    ``rows`` rows (default ``CHUNK_ROWS``) at a time.
+
+    DuckDB streams the result as Arrow batches (its C stream interface, read
+    by ``nanoarrow``: no pandas or pyarrow, which would cost ~70 MB of
+    imports and a converted copy of every chunk); batches are gathered up to
+    ``rows`` rows. A consumer that stops early closes the generator
+    (``contextlib.closing``), which releases DuckDB's stream at once: DuckDB
+    refuses other work on the connection while a result is unfinished."""
+    import nanoarrow as na
+
     rows = CHUNK_ROWS if rows is None else int(rows)
-    res = con.execute(sql)
-    vectors = max(1, rows // 2048)
-    done = False
+    stream = na.ArrayStream(con.sql(sql))
+    names = [stream.schema.field(i).name for i in range(stream.schema.n_fields)]
+    pending: list[dict[str, np.ndarray]] = []
+    held = 0
+
+    def gathered() -> dict[str, np.ndarray]:
+        if len(pending) == 1:
+            return pending[0]
+        return {c: np.concatenate([p[c] for p in pending]) for c in names}
+
     try:
-        while True:
-            df = res.fetch_df_chunk(vectors)
-            if len(df) == 0:
-                done = True
-                return
-            cols = {c: df[c].to_numpy() for c in df.columns}
-            del df
-            n = len(next(iter(cols.values())))
-            if rows >= n:
-                yield cols
+        for batch in stream:
+            n = na.c_array(batch).length
+            if n == 0:
                 continue
-            for lo in range(0, n, rows):          # smaller than a DuckDB vector (tests)
-                yield {c: v[lo:lo + rows] for c, v in cols.items()}
+            cols = {c: _column(batch.child(i), c) for i, c in enumerate(names)}
+            while n > rows - held:            # a batch larger than what is still wanted (tests' small chunks)
+                take = rows - held
+                pending.append({c: v[:take] for c, v in cols.items()})
+                cols = {c: v[take:] for c, v in cols.items()}
+                n -= take
+                yield gathered()
+                pending, held = [], 0
+            if n:
+                pending.append(cols)
+                held += n
+            if held == rows:
+                yield gathered()
+                pending, held = [], 0
+        if pending:
+            yield gathered()
     finally:
-        # abandoned before the end (a consumer stopped early or raised): DuckDB 2
-        # refuses any other work on the connection while a result is unfinished.
-        # Consumers close the generator explicitly (contextlib.closing) so this
-        # runs at once, never later at garbage collection over someone else's query.
-        if not done and hasattr(res, "abort"):
-            res.abort()
+        stream.close()
 
 
 def distinct(a: np.ndarray) -> np.ndarray:
