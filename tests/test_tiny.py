@@ -26,10 +26,22 @@ SMOKERS = ROOT / "examples" / "smokers"
 TOL = 0.03
 
 
-def _tiny_net(rng: np.random.Generator):
+def _tiny_net(rng: np.random.Generator, n_blocks: int = 0):
     sizes = [int(s) for s in rng.integers(1, 9, size=int(rng.integers(1, 5)))]
-    return random_components(rng, sizes, p_hard=0.15, p_negative=0.25, n_blocks=0,
+    return random_components(rng, sizes, p_hard=0.15, p_negative=0.25, n_blocks=n_blocks,
                              repeats=bool(rng.random() < 0.2))
+
+
+def _feasible_blocks_net(rng: np.random.Generator):
+    """A tiny network with exactly-one blocks (one or two per component) that has a world."""
+    while True:
+        net = _tiny_net(rng, n_blocks=int(rng.integers(1, 3)))
+        if not net.n_blocks:
+            continue
+        try:
+            return net, exact_marginals(net).probabilities
+        except InferenceError:
+            continue
 
 
 # ---------------------------------------------------------------- MC-SAT
@@ -59,6 +71,27 @@ def test_tiny_mcsat_fraction_estimate_matches_exact():
         assert np.abs(got - exact_marginals(net).probabilities).max() <= 0.035
 
 
+def test_tiny_mcsat_with_blocks_matches_exact_enumeration():
+    """Exactly-one blocks: infeasible rows of the table, and a block atom's
+    Rao-Blackwellised estimate from its block's conditional distribution."""
+    rng = np.random.default_rng(291)
+    worst = 0.0
+    for i in range(30):
+        net, exact = _feasible_blocks_net(rng)
+        for rb in (True, False):
+            opt = MCSATOptions(samples=3000 if rb else 6000, seed=i, rao_blackwell=rb)
+            assert tiny.mcsat_tiny_fits(net, opt)
+            got = tiny.mcsat_tiny(net, opt).probabilities
+            err = float(np.abs(got - exact).max())
+            worst = max(worst, err)
+            assert err <= (TOL if rb else 0.035), (i, rb, got.round(3), exact.round(3))
+        # every sampled world keeps each block's exactly one true atom: block marginals sum to 1
+        starts = np.asarray(net.block_start)
+        sums = np.add.reduceat(got[net.block_atoms], starts[:-1][np.diff(starts) > 0])
+        assert np.allclose(sums, 1.0)
+    assert worst > 0.0
+
+
 def test_tiny_and_compiled_mcsat_agree_on_the_same_networks():
     from markovlogic.infer.mcsat import mcsat
 
@@ -68,20 +101,24 @@ def test_tiny_and_compiled_mcsat_agree_on_the_same_networks():
         a = tiny.mcsat_tiny(net, MCSATOptions(samples=4000, seed=i)).probabilities
         b = mcsat(net, samples=4000, seed=i).probabilities
         assert np.abs(a - b).max() <= 2 * TOL
+    for i in range(4):
+        net, _ = _feasible_blocks_net(rng)
+        a = tiny.mcsat_tiny(net, MCSATOptions(samples=4000, seed=i)).probabilities
+        b = mcsat(net, samples=4000, seed=i).probabilities
+        assert np.abs(a - b).max() <= 2 * TOL
 
 
 def test_dispatcher_uses_the_tiny_sampler_only_where_it_applies():
     rng = np.random.default_rng(1)
     net = random_components(rng, [4, 5, 3])
     assert solve_marginals(net, "mcsat", samples=200).stats.get("slice_sampler") == "enumeration"
-    # options the enumeration does not implement, blocks, large components: the compiled chain
+    # options the enumeration does not implement, large components: the compiled chain
     for kw in ({"hard_weight": 5.0}, {"init_method": "maxwalksat"}, {"group_mutex": True},
                {"init": np.zeros(net.n_atoms, dtype=bool)}, {"joint_moves": False}, {"max_steps": 20},
                {"temperature": 0.2}):
         assert "slice_sampler" not in solve_marginals(net, "mcsat", samples=50, **kw).stats
-    blocks = random_network(rng, 8, 10, n_blocks=2)
-    assert blocks.n_blocks
-    assert "slice_sampler" not in solve_marginals(blocks, "mcsat", samples=50).stats
+    blocks, _ = _feasible_blocks_net(rng)          # blocks: enumerated too
+    assert solve_marginals(blocks, "mcsat", samples=50).stats.get("slice_sampler") == "enumeration"
     big = random_network(rng, tiny.MAX_COMPONENT_ATOMS + 6, 40)
     if big.n_components == 1:
         assert "slice_sampler" not in solve_marginals(big, "mcsat", samples=50).stats

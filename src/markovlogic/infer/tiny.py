@@ -28,9 +28,13 @@ components. When every connected component is small enough to enumerate
   random stream) but samples of the same distribution; the tests check both
   against exact enumeration.
 
+Exactly-one blocks are constraints on the enumerated worlds (a world with a
+block of no or two true atoms is infeasible), and a block atom's
+Rao-Blackwellised estimate is its probability given everything outside its
+block, as the compiled sampler's.
+
 Both switch on measured sizes (``bench/workloads/firstrun.py``): above them,
-on networks with exactly-one blocks, or when an option of the compiled
-chain is set to anything but its default (``init``, ``hard_weight``,
+or when an option of the compiled chain is set to anything but its default (``init``, ``hard_weight``,
 SampleSAT's and Poon's settings: :data:`CHAIN_OPTIONS`), the compiled paths
 run as before.
 """
@@ -168,6 +172,29 @@ class _Table:
         soft = ~hard
         lw = (sat[:, soft] & inside[:, soft]) @ weight[soft] if soft.any() else np.zeros(rows)
         feasible = ~(inside[:, hard] & ~sat[:, hard]).any(axis=1) if hard.any() else np.ones(rows, dtype=bool)
+        # exactly-one blocks: a row is feasible only if each block of its component has one true atom
+        # (a block's atoms share a component: blocks link them)
+        n_b = net.n_blocks
+        self.block_atoms = np.asarray(net.block_atoms, dtype=np.int64)
+        self.block_first = np.asarray(net.block_start, dtype=np.int64)[:-1]
+        if n_b:
+            bsizes = np.diff(np.asarray(net.block_start, dtype=np.int64))
+            of_block = np.repeat(np.arange(n_b), bsizes)
+            mask = np.zeros(n_b, dtype=np.int64)
+            np.bitwise_or.at(mask, of_block, self.atom_bit[self.block_atoms])
+            bcomp = np.full(n_b, -1, dtype=np.int64)
+            bcomp[of_block] = comp[self.block_atoms]
+            live = bsizes > 0
+            b_rows = np.where(live, width[np.maximum(bcomp, 0)], 0)
+            rep = np.repeat(np.arange(n_b), b_rows)
+            starts = np.concatenate([[0], np.cumsum(b_rows)[:-1]])
+            r = off[bcomp[rep]] + (np.arange(len(rep)) - starts[rep])
+            x = code[r] & mask[rep]
+            one = (x != 0) & ((x & (x - 1)) == 0)
+            feasible = feasible.copy()
+            feasible[r[~one]] = False
+            # for the block conditionals: each block atom's bit, and its block's mask
+            self.block_mask = mask[of_block]
         self.lw = np.where(feasible, lw, -np.inf)
         self.feasible = feasible
         # a soft clause satisfied "as its sign wants" (negative weights: all literals false)
@@ -209,7 +236,7 @@ def mcsat_tiny_fits(net: GroundNetwork, opt) -> bool:
     default = type(opt)()
     if any(getattr(opt, name) != getattr(default, name) for name in CHAIN_OPTIONS):
         return False                  # the compiled chain's own settings: it runs them
-    if net.n_blocks or not fits(net):
+    if not fits(net):
         return False
     rows = int((1 << _component_sizes(net)).sum())
     steps = opt.samples + opt.burn_in
@@ -232,6 +259,12 @@ def mcsat_tiny(net: GroundNetwork, opt, progress: Callable[[int], None] | None =
     atom_comp, atom_off, atom_bit = t.atom_comp, t.atom_off, t.atom_bit
     lw = t.lw
     n_soft = len(keep)
+    n_blocks = len(t.block_atoms) > 0
+    if n_blocks:
+        b_atoms, b_mask = t.block_atoms, t.block_mask
+        b_sizes = np.diff(np.asarray(net.block_start, dtype=np.int64))
+        b_first = t.block_first[b_sizes > 0]
+        b_sizes = b_sizes[b_sizes > 0]
 
     off_lo, off_hi = t.off[:-1], t.off[1:]
     f_cum, f_per, f_before = t.counts(feasible)
@@ -291,7 +324,16 @@ def mcsat_tiny(net: GroundNetwork, opt, progress: Callable[[int], None] | None =
             on = atom_off + (code | atom_bit)
             off = atom_off + (code & ~atom_bit)
             with np.errstate(over="ignore", invalid="ignore"):
-                tally += 1.0 / (1.0 + np.exp(lw[off] - lw[on]))
+                p = 1.0 / (1.0 + np.exp(lw[off] - lw[on]))
+            if n_blocks:
+                # a block atom: its probability given everything outside its block (the block's
+                # conditional distribution, as the compiled sampler's Rao-Blackwell estimate)
+                bc = code[b_atoms]
+                lb = lw[atom_off[b_atoms] + ((bc & ~b_mask) | atom_bit[b_atoms])]
+                top = np.maximum.reduceat(lb, b_first)
+                e = np.exp(lb - np.repeat(top, b_sizes))
+                p[b_atoms] = e / np.repeat(np.add.reduceat(e, b_first), b_sizes)
+            tally += p
         else:
             tally += (code & atom_bit) != 0
         drawn += 1
