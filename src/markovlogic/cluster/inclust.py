@@ -18,7 +18,8 @@ formula                                                 term of a cluster ``C`` 
 ``@-1 EXIST m InClust(m, c)``                           ``-1`` per non-empty cluster
 ``!IsPrn(m) ^ InClust(m, +c) ^ Head(m, +t)``            ``sum_t n_t log(n_t / N')`` over the non-pronouns'
                                                         heads: the per-cluster weights at their maximum-likelihood
-                                                        values (each cluster's head distribution; see below)
+                                                        values (each cluster's head distribution; see below),
+                                                        times the head scale (1 in learning; with_head_scale)
 ``InClust(+m, +c)``                                     0 (per mention-and-cluster weights; see below)
 ``Type(x, +e)`` (and Number, Gender)                    ``w_e N``: the members' atoms (one weight per value, tied
                                                         over the mentions; the cluster constant's own atom has a
