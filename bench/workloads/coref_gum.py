@@ -38,7 +38,7 @@ peak resident memory after the system ran (monotone over the run).
 Measured 2026-11-27, 21:02-21:07 UTC for the README baselines, RULE, RULE-HAN and the learned MLNs
 (``python -m bench.workloads.coref_gum --systems
 head_match,head_match_pronoun,rule,rule_han,base,full,mln_1,mln_ha --json OUT.json``, 10 learning
-iterations, 3 sweeps; the machine shared with the lead's and another helper's jobs, load 3.3-3.6):
+iterations, 3 sweeps; the machine shared with the lead's and another helper's jobs, load 2.8-3.6):
 338 s wall, 321 s CPU (319.9 user + 1.3 system), peak 662 MB; the pairwise and first-order rows
 are from the whole-bench run of 16:10-16:27 UTC (1026 s wall, 483 s CPU, peak 2.33 GB for the whole
 run: the first-order model's 3.4 million merge examples), their code unchanged since. The README
