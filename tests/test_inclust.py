@@ -18,9 +18,9 @@ import pytest
 from markovlogic.cli import main
 from markovlogic.cluster.inclust import (
     FAMILIES, Params, _Doc, _gather, _kernel_args, compile_inclust, init_state, make_arrays, map_inclust,
-    pronoun_vocabulary, read_documents, sweep,
+    pronoun_vocabulary, read_documents, sweep, with_head_scale,
 )
-from markovlogic.errors import MLNSemanticError
+from markovlogic.errors import MLNSemanticError, OptionError
 from markovlogic.model import MLN, Database
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "coref"
@@ -59,8 +59,8 @@ def labels_of(p, n):
     return lab
 
 
-def setup(model="full.mln", seed=0):
-    spec = compile_inclust(MLN.from_file(EXAMPLES / model))
+def setup(model="full.mln", seed=0, head_scale=1.0):
+    spec = with_head_scale(compile_inclust(MLN.from_file(EXAMPLES / model)), head_scale)
     (doc,) = read_documents(spec, evidence_db())
     vocab = pronoun_vocabulary(spec, [doc])
     params = Params.of(spec, vocab)
@@ -98,7 +98,7 @@ def oracle(spec, doc, params, vocab, p, mode_sum=True, clamped=True):
         heads = [doc.hd[m] for m in c if not prn[m]]
         for t in set(heads):
             k = heads.count(t)
-            total += k * math.log(k / len(heads))
+            total += spec.head_scale * k * math.log(k / len(heads))
         vals = []
         for a in combos:
             if clamped and any(doc.known[m, FAMILIES.index(f)] >= 0 and
@@ -137,9 +137,10 @@ def engine_score(d, ar, p, mode, maxed):
     return float(init_state(lab, *args)[3].sum())
 
 
-@pytest.mark.parametrize("mode,maxed", [(1.0, False), (1.0, True), (0.0, False)])
-def test_score_of_every_clustering_matches_the_formulas(mode, maxed):
-    spec, doc, vocab, params, ar, d = setup()
+@pytest.mark.parametrize("mode,maxed,scale", [(1.0, False, 1.0), (1.0, True, 1.0), (0.0, False, 1.0),
+                                              (1.0, True, 7.5), (0.0, False, 7.5)])
+def test_score_of_every_clustering_matches_the_formulas(mode, maxed, scale):
+    spec, doc, vocab, params, ar, d = setup(head_scale=scale)
     parts = list(partitions(list(range(d.n))))
     assert len(parts) == 203
     for p in parts:
@@ -223,6 +224,50 @@ def test_greedy_map_finds_the_best_clustering(model):
     assert ["M1", "M2", "M3"] in clusters or ["M1", "M2", "M3", "M6"] in clusters
 
 
+# a document where the head scale decides: Smith ... Smith ... he is the senator (a predicate
+# nominal, hard: "he" and "the senator" share a cluster). At scale 1 the block joins the Smiths
+# (the pronoun gets an antecedent, saving the distance prior's no-antecedent cost, and one cluster
+# fewer pay for mixing two heads); at a large scale, as with the thesis's fixed per-cluster head
+# weights, non-pronouns of different heads stay apart ("only clusters mentions with the same head")
+SCALE_EVIDENCE = """
+InDoc(M1,D) MentionOrder(M1,1) Head(M1,L_Smith) Number(M1,Sing)
+InDoc(M2,D) MentionOrder(M2,2) Head(M2,L_Smith) Number(M2,Sing)
+InDoc(M3,D) MentionOrder(M3,3) Head(M3,L_he) IsPrn(M3) Number(M3,Sing) Gender(M3,Masc) Type(M3,Person)
+InDoc(M4,D) MentionOrder(M4,4) Head(M4,L_senator) Number(M4,Sing)
+PredNom(M3,M4)
+"""
+
+
+@pytest.mark.parametrize("scale", [1.0, 3.0, 1000.0])
+def test_head_scale_map_against_enumeration(scale):
+    """The greedy MAP at each head scale finds the best of all clusterings
+    (enumerated); at scale 1 the best clustering mixes two non-pronoun
+    heads, at 3 and 1000 none does."""
+    spec = with_head_scale(compile_inclust(MLN.from_file(EXAMPLES / "full.mln")), scale)
+    (doc,) = read_documents(spec, Database.from_string("\n".join(SCALE_EVIDENCE.split()) + "\n"))
+    ans = map_inclust(spec, [doc], workers=1)
+    vocab = pronoun_vocabulary(spec, [])
+    ar = make_arrays(Params.of(spec, vocab))
+    d = _Doc(doc, {t: i for i, t in enumerate(vocab)})
+    parts = list(partitions(list(range(d.n))))
+    scores = [engine_score(d, ar, p, 1.0, True) for p in parts]
+    best = parts[int(np.argmax(scores))]
+    got = [list(np.flatnonzero(ans.labels[0] == c)) for c in set(ans.labels[0].tolist())]
+    assert engine_score(d, ar, got, 1.0, True) == pytest.approx(max(scores))
+    # by hand: together -1 + (2 log 2/3 + log 1/3) * scale; apart -2 - 2 (the pronoun, third mention, alone)
+    together = -1 + scale * (2 * math.log(2 / 3) + math.log(1 / 3))
+    assert max(scores) == pytest.approx(max(together, -4.0))
+    want = [["M1", "M2", "M3", "M4"]] if scale == 1.0 else [["M1", "M2"], ["M3", "M4"]]
+    assert sorted(sorted(c) for c in ans.clusters()) == want
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), True])
+def test_head_scale_is_checked(bad):
+    spec = compile_inclust(MLN.from_file(EXAMPLES / "base.mln"))
+    with pytest.raises(OptionError):
+        with_head_scale(spec, bad)
+
+
 def test_formulas_are_recognised_and_others_refused(tmp_path):
     spec = compile_inclust(MLN.from_file(EXAMPLES / "full.mln"))
     assert spec.head_mixture and spec.cluster_prior == -1 and spec.distance == -1
@@ -248,6 +293,13 @@ def test_cli_learn_and_infer(tmp_path):
     assert main(["coref", "infer", "-i", str(learned), "-e", str(ev), "-r", str(res)]) == 0
     lines = res.read_text().splitlines()
     assert sum(len(line.split("\t")) - 1 for line in lines) == 6
+    scaled = tmp_path / "scaled.clusters"
+    assert main(["coref", "infer", "-i", str(learned), "-e", str(ev), "-r", str(scaled), "--head-scale", "1000"]) == 0
+    assert sum(len(line.split("\t")) - 1 for line in scaled.read_text().splitlines()) == 6
+    # a bad scale: exit 2, nothing written
+    assert main(["coref", "infer", "-i", str(learned), "-e", str(ev), "-r", str(tmp_path / "y.clusters"),
+                 "--head-scale", "0"]) == 2
+    assert not (tmp_path / "y.clusters").exists()
     # nothing to learn in a rule-based model: a clear error, exit 2, nothing written
     assert main(["coref", "learn", "-i", str(EXAMPLES / "rule.mln"), "-e", str(ev), "-o",
                  str(tmp_path / "x.mln")]) == 2

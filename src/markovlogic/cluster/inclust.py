@@ -18,7 +18,8 @@ formula                                                 term of a cluster ``C`` 
 ``@-1 EXIST m InClust(m, c)``                           ``-1`` per non-empty cluster
 ``!IsPrn(m) ^ InClust(m, +c) ^ Head(m, +t)``            ``sum_t n_t log(n_t / N')`` over the non-pronouns'
                                                         heads: the per-cluster weights at their maximum-likelihood
-                                                        values (each cluster's head distribution; see below)
+                                                        values (each cluster's head distribution; see below),
+                                                        times the head scale (1 in learning; with_head_scale)
 ``InClust(+m, +c)``                                     0 (per mention-and-cluster weights; see below)
 ``Type(x, +e)`` (and Number, Gender)                    ``w_e N``: the members' atoms (one weight per value, tied
                                                         over the mentions; the cluster constant's own atom has a
@@ -71,7 +72,13 @@ here greedy searches over clusterings (each mention or block to its best
 cluster, then the best merges of two clusters, until neither raises the
 score): a first pass with the finite-weight formulas only (no agreement, no
 apposition), a second with all of them, started from the first pass's
-clusters made consistent.
+clusters made consistent. The head mixture term can be scaled at MAP
+(``with_head_scale``; ``mln coref infer --head-scale``): the thesis's
+per-cluster weights, learned on the head clusters and held fixed, give
+"only clusters mentions with the same head" (4.3.1), which the profile
+likelihood at scale 1 does not (measured on GUM dev: scale 1 lets pronoun
+and distance terms merge clusters of different heads, CoNLL F1 68.2;
+scale 1000 keeps them apart, 72.1, against RULE-HAN's 71.4).
 """
 
 from __future__ import annotations
@@ -112,7 +119,7 @@ class InClustSpec:
     distance: float = 0.0
     no_antecedent: float = 0.0
     must: tuple[str, ...] = ()
-    head_scale: float = 1.0
+    head_scale: float = 1.0         # the strength of the head mixture at MAP (see with_head_scale)
     # learned weights: per family, value -> weight; (head, value) -> weight
     w_attr: dict[str, dict[str, float]] = field(default_factory=dict)
     w_prn: dict[str, dict[tuple[str, str], float]] = field(default_factory=dict)
@@ -1349,6 +1356,29 @@ def with_weights(spec: InClustSpec, params: Params, theta: np.ndarray) -> InClus
         else:
             out.w_prn[name[1]][(name[2], name[3])] = float(theta[p])
     return out
+
+
+def with_head_scale(spec: InClustSpec, scale: float) -> InClustSpec:
+    """A copy of ``spec`` whose head mixture term is multiplied by ``scale``
+    (the strength of the head prediction rule at MAP inference; 1 is the
+    profile likelihood of the per-cluster weights). Why a scale: in the
+    thesis the per-cluster head weights are learned from the head-cluster
+    initialisation (4.5.1) with a softmax over the whole head vocabulary and
+    then held fixed, so a non-pronoun put into a cluster of another head
+    loses its whole learned weight (sigma^2 N for a small head group N,
+    a few units above log |V| for a large one), and the
+    base model "only clusters mentions with the same head" (4.3.1); the
+    profile likelihood, re-estimated for every clustering, charges it only
+    ``log`` of the cluster's size. A large scale restores that property
+    (different heads share a cluster only through the hard apposition and
+    predicate-nominal rules); ``mln coref infer --head-scale``, and the
+    bench chooses it on dev."""
+    from dataclasses import replace
+
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)) or \
+            not (math.isfinite(float(scale)) and float(scale) > 0):
+        raise OptionError(f"head scale must be a positive finite number, got {scale!r}")
+    return replace(spec, head_scale=float(scale))
 
 
 def learned_mln_text(spec: InClustSpec) -> str:

@@ -5,7 +5,7 @@
                     [--init-iterations 5] [--samples 5] [--burn-in 2] [--prior-stddev 2]
                     [--workers 2] [--seed 0] [--max-seconds S]
     mln coref infer -i MODEL.mln -e EVIDENCE.db -r RESULT.clusters [--predicate SameEntity]
-                    [--workers 2] [--conllu FILES --conllu-out OUT]
+                    [--head-scale 1] [--workers 2] [--conllu FILES --conllu-out OUT]
 
 The evidence is what ``mln derive --conllu`` writes (no label is read:
 learning is unsupervised). ``infer`` writes the clusters of every document as
@@ -17,6 +17,7 @@ brackets.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -87,9 +88,10 @@ def infer_command(
     conllu: Optional[str] = typer.Option(None, "--conllu", help="The CoNLL-U file(s) the evidence was derived from."),
     conllu_out: Optional[Path] = typer.Option(None, "--conllu-out", help="Write them again with the clusters as Entity= brackets (a file, or a folder for several files)."),
     mentions: str = typer.Option("gold", "--mentions", help="With --conllu: the --mentions the evidence was derived with."),
+    head_scale: float = typer.Option(1.0, "--head-scale", help="Multiply the head mixture term (1: the profile likelihood; large: non-pronouns of different heads apart, as the thesis's fixed per-cluster weights; the GUM bench chooses 1000 on dev)."),
 ) -> None:
     """The clustering of each document by the two-pass greedy MAP search."""
-    from ..cluster.inclust import map_inclust
+    from ..cluster.inclust import map_inclust, with_head_scale
 
     if (conllu is None) != (conllu_out is None):
         raise OptionError("--conllu and --conllu-out go together")
@@ -97,7 +99,10 @@ def infer_command(
         raise OptionError(f"--workers must be a positive integer, got {workers}")
     check_outputs({"result file": result}, split_list(input) + split_list(evidence))
     start = time.perf_counter()
+    if not (math.isfinite(head_scale) and head_scale > 0):
+        raise OptionError(f"--head-scale must be a positive finite number, got {head_scale}")
     spec, docs = _load(input, evidence)
+    spec = with_head_scale(spec, head_scale)
     loaded = time.perf_counter()
     ans = map_inclust(spec, docs, workers=workers)
     write_text_atomic(result, ans.clusters_text(predicate))
