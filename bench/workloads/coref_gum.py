@@ -57,6 +57,9 @@ included (CoNLL F1 without singletons last):
     (first_order re-run 18:53-19:21 UTC with the learner's own set-level choice, below: identical,
     learning 932 s wall / 468 CPU s at load 5, peak 2.27 GB)
     ablation MLN-1 (base, rightmost heads) 56.85, MLN-H 68.24, MLN-HA 69.66, MLN-HAN 71.15 (CoNLL)
+    (the whole bench in one run, 2026-11-27 21:28-21:40 UTC, ``python -m bench.workloads.coref_gum
+    --json OUT.json``, load 3-4.5: every row above identical, dev and test; 714 s wall, 842 s CPU
+    (830 user + 12 system), peak 2.33 GB; first_order learning 441 s wall / 429 s CPU)
 
     dev: rule_han 71.37, base 70.46, full 72.11, pairwise 76.36, first_order 76.78 (CoNLL);
     ablation 58.65 -> 70.46 -> 70.91 -> 72.11
