@@ -148,9 +148,10 @@ def clause_records(sat: SatArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rec = np.zeros(4 * n, dtype=np.int64)
     wv = rec.view(np.float64)
     r32 = rec.view(np.int32)
-    wv[1::4] = np.where(sat.is_hard, 1.0, sat.weight)
-    size = np.diff(sat.clause_start)
-    r32[4::8] = size
+    # written in place (no clause-sized temporaries)
+    wv[1::4] = sat.weight
+    np.copyto(wv[1::4], 1.0, where=sat.is_hard)
+    np.subtract(sat.clause_start[1:], sat.clause_start[:-1], out=r32[4::8], casting="unsafe")
     r32[5::8] = sat.clause_start[:-1]
     return rec, wv, r32
 
@@ -609,8 +610,9 @@ def _run(n_steps, noise, rs,
 
 
 @nb.njit(cache=True, nogil=True)
-def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, clause_comp, comp_h, comp_c):
-    """Violated hard clauses and cost of each component in ``world``."""
+def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, atom_comp, comp_h, comp_c):
+    """Violated hard clauses and cost of each component in ``world`` (a
+    clause's component is its first atom's: clauses are never empty here)."""
     comp_h[:] = 0
     comp_c[:] = 0.0
     for c in range(len(clause_start) - 1):
@@ -618,7 +620,7 @@ def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, cl
         for i in range(clause_start[c], clause_start[c + 1]):
             if world[lit_atom[i]] == lit_positive[i]:
                 n += 1
-        k = clause_comp[c]
+        k = atom_comp[lit_atom[clause_start[c]]]
         w = weight[c]
         if is_hard[c]:
             if n == 0:
@@ -896,8 +898,11 @@ class Search:
         # position in the bad list: its own int32 array (4 bytes a clause, in
         # L2 on cse), not the 32-byte record that a binary clause never reads
         self.bad_pos = np.full(n_clauses, -1, np.int32)
-        self.stamp = np.full(n_clauses, -1, np.int64)
-        self.adj = np.zeros(n_clauses, np.int8)
+        # the scratch of block moves (see _stamp): only a network with exactly-one blocks of two atoms or more
+        # needs it (9 bytes a clause otherwise spent for nothing)
+        n_stamp = n_clauses if sat.n_blocks and int(np.diff(sat.block_start).max()) >= 2 else 0
+        self.stamp = np.full(n_stamp, -1, np.int64)
+        self.adj = np.zeros(n_stamp, np.int8)
         self.ist = np.zeros(8, np.int64)
         self.fst = np.zeros(3, np.float64)
         self.block_true = np.zeros(sat.n_blocks, np.int32)
@@ -921,7 +926,6 @@ class Search:
         self.log_head = np.full(n_comp, -1, np.int32)
         self.log_count = np.zeros(n_comp, np.int64)
         self.log_full = np.zeros(n_comp, dtype=bool)
-        self._clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]] if sat.n_clauses else np.zeros(0, np.int32)
 
     def set_weights(self, weight: np.ndarray) -> None:
         """New soft-clause weights (``float64[n_clauses]`` over this search's
@@ -963,7 +967,7 @@ class Search:
         states; the current state becomes every component's best."""
         sat = self.sat
         _comp_costs(self.world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard,
-                    self._clause_comp, self.comp_h, self.comp_c)
+                    self.atom_comp, self.comp_h, self.comp_c)
         self.comp_bh[:] = self.comp_h
         self.comp_bc[:] = self.comp_c
         self.comp_at_best[:] = True
