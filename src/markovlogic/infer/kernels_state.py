@@ -41,8 +41,6 @@ from typing import NamedTuple
 
 import numba as nb
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from ..ground.network import GroundNetwork
 
@@ -356,18 +354,12 @@ def local_clause_order(sat: SatArrays) -> SatArrays:
 def atom_components(sat: SatArrays) -> tuple[np.ndarray, int]:
     """Connected components of the atoms of ``sat`` (clauses and blocks link
     their atoms): ``(component id per atom (int32), number of components)``."""
-    n = sat.n_atoms
-    if n == 0:
-        return np.zeros(0, dtype=np.int32), 0
-    sizes = np.diff(sat.clause_start)
-    first = np.repeat(sat.lit_atom[sat.clause_start[:-1]], sizes) if sat.n_clauses else np.zeros(0, np.int32)
-    bsizes = np.diff(sat.block_start)
-    bfirst = np.repeat(sat.block_atoms[sat.block_start[:-1]], bsizes) if sat.n_blocks else np.zeros(0, np.int32)
-    rows = np.concatenate([first, bfirst]).astype(np.int64)
-    cols = np.concatenate([sat.lit_atom, sat.block_atoms]).astype(np.int64)
-    graph = sp.coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n)).tocsr()
-    k, labels = connected_components(graph, directed=False)
-    return labels.astype(np.int32), int(k)
+    from ..ground.kernels import components
+
+    # the compiled union-find (one int per atom) numbers components by their smallest atom, as scipy's
+    # connected_components did over a sparse graph that took some 80 bytes per clause to build
+    labels, k = components(sat.n_atoms, sat.clause_start, sat.lit_atom, sat.block_start, sat.block_atoms)
+    return labels.astype(np.int32, copy=False), int(k)
 
 
 def clause_component(sat: SatArrays, component: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

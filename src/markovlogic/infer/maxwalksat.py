@@ -1069,6 +1069,14 @@ class Search:
         return self.val[1:2 * n:2].copy(), self.val[0:2 * n:2].copy()
 
 
+def wants_local_order(sat: SatArrays) -> bool:
+    """Whether the clauses are worth reordering for locality: records are
+    touched per flip only for clauses of more than two literals, and their
+    locality pays for the sort when more than a tenth of the clauses are
+    long (tuffy/cse, 97 % binary: +1 %, not worth it)."""
+    return int(np.count_nonzero(sat.clause_start[1:] - sat.clause_start[:-1] > 2)) > 0.1 * sat.n_clauses
+
+
 def run_maxwalksat(
     sat: SatArrays,
     *,
@@ -1079,14 +1087,15 @@ def run_maxwalksat(
     deadline: float | None,
     init: np.ndarray | None = None,
     target_cost: float = 0.0,
+    local_order: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """MaxWalkSAT over normalised arrays: the best world over all tries and stats.
 
     ``target_cost`` is in the units of the arrays' own cost (no constants).
+    ``local_order``: reorder the clauses for locality where that pays
+    (:func:`wants_local_order`); False when the caller has done it.
     """
-    if np.count_nonzero(np.diff(sat.clause_start) > 2) > 0.1 * sat.n_clauses:
-        # records are touched per flip only for clauses of > 2 literals: their
-        # locality pays for the sort (tuffy/cse, 97 % binary: +1 %, not worth it)
+    if local_order and wants_local_order(sat):
         sat = local_clause_order(sat)
     search = Search(sat, seed)
     best = None
@@ -1225,12 +1234,18 @@ def maxwalksat(
                              method="maxwalksat", seconds=time.perf_counter() - start, optimal=False, stats=stats)
     deadline = None if max_seconds is None else start + float(max_seconds)
     sat = sat_arrays(net)
+    # atoms in no clause and no block do not matter: they are reported false
+    free = (np.diff(sat.atom_lit_start) == 0) & (sat.atom_block < 0)
+    if wants_local_order(sat):
+        sat = local_clause_order(sat)       # here, so that the arrays in the network's order are not kept too
+    # the search reads neither the literal -> clause map nor the clause ids (its occurrence lists are the
+    # network's reverse index): 11 bytes a clause less while it runs
+    sat = sat._replace(lit_clause=np.zeros(0, np.int32), orig_clause=np.zeros(0, np.int64))
     world, stats = run_maxwalksat(
         sat, max_flips=int(max_flips), max_tries=int(max_tries), noise=float(noise), seed=int(seed),
-        deadline=deadline, init=init, target_cost=float(target_cost) - sat.const_cost,
+        deadline=deadline, init=init, target_cost=float(target_cost) - sat.const_cost, local_order=False,
     )
-    # atoms in no clause and no block do not matter: report them false
-    free = (np.diff(sat.atom_lit_start) == 0) & (sat.atom_block < 0)
+    del sat
     world[free] = False
     hard_violated = net.hard_violated(world)
     stats["hard_violated"] = hard_violated
