@@ -241,8 +241,14 @@ def child(kind: str, n: int, stages: list[str], max_seconds: float, samples: int
         clock = _Clock()
         if stage == "map":
             res = _default_map(net, max_seconds)
+            positive = float(net.weight[~net.is_hard & (net.weight > 0)].sum())
             emit(stage, clock.done(cost=round(res.cost, 3), optimal=bool(res.optimal), gap=res.gap,
                                    hard_violated=int(res.hard_violated),
+                                   cost_bound=None if res.bound is None else round(positive - float(res.bound), 3),
+                                   path=res.stats.get("path") or ("ilp" if not res.stats.get("exact_skipped")
+                                                                   else "maxwalksat"),
+                                   lp_sweeps=res.stats.get("lp_sweeps"),
+                                   maxwalksat_skipped=res.stats.get("maxwalksat_skipped"),
                                    killed_groups=res.stats.get("killed_groups"),
                                    exact_skipped=res.stats.get("exact_skipped")))
         elif stage == "maxwalksat":
@@ -267,7 +273,8 @@ def _default_map(net, max_seconds: float):
     except ImportError:                 # code before issue 15: always the ILP
         return solve_map(net, "ilp", max_seconds=max_seconds)
     if not plan.exact_fits(net, max_seconds):
-        plan.check_memory(net, "maxwalksat")
+        # as api.map_inference: the LP's own need first where the code has it (issue 30), MaxWalkSAT's before
+        plan.check_memory(net, "lp" if "lp" in plan.SOLVER_CLAUSE_BYTES else "maxwalksat")
         return plan.maxwalksat_instead(net, max_seconds)
     plan.check_memory(net, "ilp")
     return solve_map(net, "ilp", max_seconds=max_seconds)
@@ -363,9 +370,16 @@ def summarise(kind: str, n: int, version: str, records: list[dict]) -> dict:
         row[f"{stage}_wall_s"] = r["wall_s"]
         row[f"{stage}_cpu_s"] = r["cpu_s"]
         row[f"{stage}_peak_mb"] = r.get("stage_peak_mb") or r["peak_mb"]
-        for k in ("cost", "optimal", "samples", "flips_per_second", "hard_violated", "exact_skipped"):
+        if g is not None and g["clauses"]:
+            # the stage's peak RSS (network, what grounding left, the solver's state), less the interpreter's
+            row[f"{stage}_bytes_per_clause"] = round((row[f"{stage}_peak_mb"] - (start or 0)) * 2**20 / g["clauses"])
+        for k in ("cost", "optimal", "samples", "flips_per_second", "hard_violated", "exact_skipped", "gap",
+                  "cost_bound", "path", "lp_sweeps", "maxwalksat_skipped"):
             if k in r:
                 row[f"{stage}_{k}"] = r[k]
+    if g is not None and "map" in by:
+        row["total_wall_s"] = round(row["parse_ground_wall_s"] + by["map"]["wall_s"], 1)
+        row["total_cpu_s"] = round(row["parse_ground_cpu_s"] + by["map"]["cpu_s"], 1)
     if "error" in by:
         err = by["error"]["error"]
         if "Error: " in err:          # the exception's own message, not the traceback around it
@@ -405,6 +419,29 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cost(v) -> str:
+    return "—" if v is None else f"{v:,.1f}"
+
+
+def memory_table(rows: list[dict]) -> str:
+    """Peak memory by stage in bytes per ground clause (each stage's peak RSS
+    less the interpreter's), and the default MAP method's answer."""
+    head = ("| workload | version | clauses | ground B/cl | MAP B/cl | MWS B/cl | MC-SAT B/cl | whole-run peak MB "
+            "| MAP path | MAP cost | cost bound | gap | parse+ground+MAP wall / CPU s | load |")
+    lines = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    for r in rows:
+        peaks = [r.get(k) for k in ("ground_peak_mb", "map_peak_mb", "maxwalksat_peak_mb", "mcsat_peak_mb")]
+        peak = max([p for p in peaks if p is not None], default=None)
+        lines.append("| " + " | ".join([
+            f"{r['kind']} N={r['n']:,}", r["version"], _fmt(r.get("clauses")), _fmt(r.get("bytes_per_clause")),
+            _fmt(r.get("map_bytes_per_clause")), _fmt(r.get("maxwalksat_bytes_per_clause")),
+            _fmt(r.get("mcsat_bytes_per_clause")), _fmt(peak), _fmt(r.get("map_path")), _cost(r.get("map_cost")),
+            _cost(r.get("map_cost_bound")), _fmt(r.get("map_gap"), 2),
+            f"{_fmt(r.get('total_wall_s'))} / {_fmt(r.get('total_cpu_s'))}", _fmt(r.get("load")),
+        ]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def ratios(rows: list[dict]) -> str:
     """after/before per (kind, N) for the grounding figures."""
     out = []
@@ -426,7 +463,7 @@ def ratios(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.workloads.scale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kind", default="social", help="social, classlike (comma-separated)")
+    parser.add_argument("--kind", default="social", help="social, social-light, classlike (comma-separated)")
     parser.add_argument("--n", default="100000", help="sizes, comma-separated")
     parser.add_argument("--stages", default="ground,maxwalksat,map,mcsat")
     parser.add_argument("--against", default=None, help="a git ref whose code runs too (before/after in one run)")
@@ -436,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-at", default="11.5G", help="kill a child whose RSS passes this")
     parser.add_argument("--timeout", type=float, default=3600.0, help="kill a child after this many seconds")
     parser.add_argument("--no-this", action="store_true", help="run only the --against version")
+    parser.add_argument("--json-name", default=None, help="file name of the rows under bench/results (scale.json)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -466,9 +504,10 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "scale.json").write_text(json.dumps(rows, indent=1))
+    (RESULTS_DIR / (args.json_name or "scale.json")).write_text(json.dumps(rows, indent=1))
     print()
     print(markdown(rows))
+    print(memory_table(rows))
     print(ratios(rows))
     return 0
 

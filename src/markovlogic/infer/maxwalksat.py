@@ -910,6 +910,7 @@ class Search:
         self.best_world = self.world.copy()
         self.complete = np.zeros(0, dtype=bool)   # lazy MaxWalkSAT: see _run
         self.pair_scratch: tuple | None = None  # scratch arrays of the pair moves, made on first use
+        self._abs_weight_sum: float | None = None
         comp, n_comp = atom_components(sat) if components is None else components
         self.atom_comp = comp
         self.comp_atoms = np.argsort(comp, kind="stable").astype(np.int32)
@@ -927,6 +928,14 @@ class Search:
         self.log_count = np.zeros(n_comp, np.int64)
         self.log_full = np.zeros(n_comp, dtype=bool)
 
+    @property
+    def abs_weight_sum(self) -> float:
+        """The sum of the clauses' absolute weights (the scale of the cost
+        tolerances), computed once: a per-try ``np.abs`` took 8 bytes a clause."""
+        if self._abs_weight_sum is None:
+            self._abs_weight_sum = float(np.abs(self.sat.weight).sum())
+        return self._abs_weight_sum
+
     def set_weights(self, weight: np.ndarray) -> None:
         """New soft-clause weights (``float64[n_clauses]`` over this search's
         clauses; hard clauses keep theirs and ignore the value given): the
@@ -939,6 +948,7 @@ class Search:
             raise OptionError(f"weights must have shape ({self.sat.n_clauses},), got {weight.shape}")
         sat = self.sat._replace(weight=np.where(self.sat.is_hard, 0.0, weight))
         self.sat = sat
+        self._abs_weight_sum = None
         self.rec, self.wv, self.r32 = clause_records(sat)
         self.occ_info, self.occ_sw = occurrence_info(sat)
         self.clause_key = short_clause_keys(sat)
@@ -959,7 +969,7 @@ class Search:
         ist[_I_BEST_FLIP] = 0
         ist[_I_DONE] = 0
         ist[_I_STOP] = 0
-        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + self.abs_weight_sum)
         self.best_world = self.world.copy()
 
     def _component_costs(self) -> None:
@@ -1162,7 +1172,7 @@ def run_maxwalksat(
                 best_h[won] = search.comp_bh[won]
                 best_c[won] = search.comp_bc[won]
                 best_try, best_flip = t, best_flip_try
-        tol = 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        tol = 1e-9 * (1.0 + search.abs_weight_sum)
         if nothing_bad or (best_h.sum() == 0 and best_c.sum() <= target_cost + tol):
             reached_target = True
             break
