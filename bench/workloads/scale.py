@@ -114,6 +114,83 @@ trivial bound; ``--method cpi`` or a larger ``--max-seconds`` for the ILP
 is the better path on such models. MC-SAT draws a single sample in 60 s at
 N=1M.
 
+Issue 30, item 2 (search state; ``--stages ground,map,maxwalksat``, the
+``map`` stage being the default method's approximate path under the limit:
+LP dual, rounding, MaxWalkSAT; per stage, ``B/cl`` is the stage's peak RSS
+less the interpreter's, per ground clause: the whole process, network and
+what grounding left included). Where the bytes went before, social N=1M
+(10.9 M clauses, 19.9 M literals, 1.9 M atoms; RSS sampled every 5 ms
+between steps, numpy ``nbytes`` for the arrays): parsing leaves 44 B/cl
+(the evidence in DuckDB); grounding peaks at 133 B/cl and leaves 100
+(89 once the evidence is dropped; malloc_trim returns another 9); the
+network is 55.4 B/cl (literals 9.1, clause offsets 4, weight 8, hard flag
+1, template 4, weight table 16.7, reverse index 8.7, atom arrays 4). The
+LP dual added a multiplier per clause (8) and one per literal for the
+negative units' simplex (14.6, not needed: a unit's is its weight), and
+costed its rounded world every 4 sweeps through numpy temporaries (about
+45 B/cl: int64 per literal twice, per clause once): peak 148.5 B/cl.
+MaxWalkSAT added the normalised clause arrays' own copies (50 B/cl:
+int64 clause offsets 8, literal->clause 7.3, weight 8, int64 clause ids 8,
+atom->literal 7.3 and its offsets 1.4, occurrence clause 7.3 and sign 1.8),
+its search arrays (90 B/cl: 32-byte clause records, signed occurrence
+weights 14.6, packed short clauses 8, occurrence info 7.3, block-move
+stamps 9 on a network without blocks, bad list 8, clause->component 4,
+flip values 3.9) and transients (scipy's sparse graph for the components,
+~80 B/cl; the final costing, ~45): peak 294 B/cl.
+
+Changed (same worlds, costs, bounds and MC-SAT marginals on social N=100k
+and class-like N=3k, checked by hash): a compiled pass for clause
+satisfaction (``GroundNetwork.satisfied``/``cost``/``score``/
+``hard_violated``: one byte per clause); the LP dual keeps per-literal
+multipliers only for negative clauses of several literals; ``sat_arrays``
+shares the network's weight, reverse index (as ``occ_clause``/
+``atom_lit_start``, checked equal) and block map, int32 clause ids;
+MaxWalkSAT's components by the compiled union-find (same numbering), no
+block scratch without blocks, no clause->component array, the clause
+reorder (when worthwhile) done before the search so the unordered copy is
+not kept, the literal->clause map and clause ids dropped while it runs,
+records written in place; MC-SAT's ``prepare`` reuses the occurrence
+lists. The default method checks only the LP's memory (16 B/cl) before
+it starts, MaxWalkSAT's (now 110 B/cl) when it is needed, and returns the
+rounded world with its bound when the search does not fit. Left: MaxWalkSAT's
+own state is 85 B/cl beyond the network (32-byte records for every clause,
+although clauses of one or two literals read only their weight and hard
+flag; int64 clause offsets in ``SatArrays``; float64 signed occurrence
+weights), so the whole process while it runs is ~190 B/cl.
+
+Same run, ``this`` = branch mem30 against ``b93b709`` (before), load 3-7
+(the machine shared with two other jobs: wall times are inflated, CPU
+seconds are the figures to compare), 2026-11-27::
+
+    python -m bench.workloads.scale --kind social --n 1000000,3000000 --stages ground,map,maxwalksat \
+        --max-seconds 60 --against b93b709 --kill-at 15G --memory-limit 14G
+    python -m bench.workloads.scale --kind social-light --n 1000000,3000000 --stages ground,map \
+        --max-seconds 60 --against b93b709 --kill-at 15G --memory-limit 14G
+
+| workload | version | clauses | ground B/cl | MAP B/cl | MaxWalkSAT B/cl | whole-run peak MB | MAP path | MAP cost | cost bound | parse+ground+MAP wall / CPU s |
+|---|---|---|---|---|---|---|---|---|---|---|
+| social N=1M | this | 10,894,772 | 139 | **122** | **191** | 2,035 | lp-rounding (optimal) | 650,782.2 | 650,782.2 | 88 / 44.3 |
+| social N=1M | before | 10,894,772 | 137 | 153 | 302 | 3,190 | lp-rounding (optimal) | 650,782.2 | 650,782.2 | 72.6 / 50.8 |
+| social N=3M | this | 32,688,320 | 126 | **171** | **172** | 5,422 | lp+maxwalksat | 1,950,510.1 | 1,950,502.7 (gap 2.4e-7) | 258 / 181 |
+| social N=3M | before | 32,688,320 | 126 | 277 | 278 | 8,720 | lp+maxwalksat | 1,950,510.1 | 1,950,506.3 (gap 1.2e-7) | 264 / 197 |
+| social-light N=1M | this | 4,421,745 | 236 | 419 | — | 1,818 | ilp (60 s limit) | 99,926.0 | 803.4 (gap .031) | 81.2 / 33.9 |
+| social-light N=1M | before | 4,421,745 | 239 | 480 | — | 2,080 | ilp (60 s limit) | 99,926.0 | 803.4 (gap .031) | 78.6 / 36.0 |
+| social-light N=3M | this | 13,258,219 | 184 | **128** | — | 2,370 | lp-rounding (optimal) | 300,323.6 | 300,323.6 | **61.8** / 48.1 |
+| social-light N=3M | before | 13,258,219 | 174 | 174 | — | 2,250 | lp-rounding (optimal) | 300,323.6 | 300,323.6 | 65.1 / 53.9 |
+
+MaxWalkSAT's stage peak per clause fell by 37 % (N=1M, 302 -> 191) and
+38 % (N=3M, 278 -> 172; 8.7 -> 5.4 GB); the default MAP stage's by 20-38 %
+and its CPU time at N=1M from 12.6 to 4.6 s (the LP's costing of its
+rounded world was most of it). The whole run's peak is now the grounding's
+wherever the LP path proves the optimum (social N=1M: 1.49 GB; N=3M: 4.0
+GB, both versions). At N=3M under load 6.7 the LP dual had 4 sweeps in its
+18 s, not enough to prove the optimum, and MaxWalkSAT ran from its world
+(same cost; the MAP stage then peaks with MaxWalkSAT). On social-light
+N=1M (4.4 M clauses) the default method still judges the exact ILP
+feasible within 60 s and HiGHS ends at the limit with cost 99,926 and a
+3.1 % gap (its LP bound is weak); that decision (``plan.exact_fits``:
+setup time only) is item 1's, not changed here.
+
 Scaling model (from the figures above; social-like models, whose
 components are small and many). Per ground clause: grounding 2.1 us of
 CPU (1.5 us wall with DuckDB's two threads) plus parsing about 1 us per
