@@ -87,8 +87,9 @@ def approximate_map(net: GroundNetwork, seconds: float, seed: int = 0, parallel=
     lp_world = dual.world
     lp_cost, lp_bad = net.cost(lp_world), net.hard_violated(lp_world)
     tol = 1e-7 * max(1.0, abs(lp_cost))
+    optimal = lp_bad == 0 and lp_cost <= dual.cost_bound + tol
     no_room = None
-    if not (lp_bad == 0 and lp_cost <= dual.cost_bound + tol) and lp_bad == 0:
+    if not optimal:
         # MaxWalkSAT's state is checked against the memory budget only now that it is needed; a feasible
         # rounded world with its bound is the answer when the search does not fit
         from ..errors import ResourceError
@@ -96,15 +97,15 @@ def approximate_map(net: GroundNetwork, seconds: float, seed: int = 0, parallel=
         try:
             check_memory(net, "maxwalksat")
         except ResourceError as exc:
+            if lp_bad:
+                raise
             no_room = str(exc)
-    if lp_bad == 0 and (lp_cost <= dual.cost_bound + tol or no_room is not None):
+    if optimal or no_room is not None:
         # the rounded world reaches the bound: optimal, no search needed (or no room for one)
         res = MapResult(world=lp_world.copy(), score=net.score(lp_world), cost=lp_cost, hard_violated=0,
                         method="ilp", seconds=0.0, stats={} if no_room is None else {"maxwalksat_skipped": no_room})
         mws_cost, mws_bad = None, None
     else:
-        if lp_bad:
-            check_memory(net, "maxwalksat")
         left = max(0.1, seconds - (time.perf_counter() - start))
         opts = {"max_seconds": left, "init": lp_world, "target_cost": float(dual.cost_bound)}
         if parallel is None:
