@@ -48,8 +48,9 @@ and its bound proves it; single-flip MaxWalkSAT misses the collective flips
 and ends at twice the cost. On class-like (exactly-one topics, not tight) the
 rounded world (73,043.4) polished by MaxWalkSAT is within 0.15 % of the LP
 bound (cost terms), 21 % below what MaxWalkSAT or the ILP reach in the limit.
-Not measured here: the issue's lighter social generator (4.5 clauses per
-person; not in bench/synthetic.py), N=3M and N=10M, class-like N=100k.
+Not measured here: class-like N=100k. The lighter social generator
+(``--kind social-light``, 4.4 clauses a person), N=3M and N=10M with the
+memory per stage: ``bench/workloads/scale.py`` (issue 30 section).
 """
 
 from __future__ import annotations
