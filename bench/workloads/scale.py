@@ -144,7 +144,7 @@ satisfaction (``GroundNetwork.satisfied``/``cost``/``score``/
 ``hard_violated``: one byte per clause); the LP dual keeps per-literal
 multipliers only for negative clauses of several literals; ``sat_arrays``
 shares the network's weight, reverse index (as ``occ_clause``/
-``atom_lit_start``, checked equal) and block map, int32 clause ids;
+``atom_lit_start``, checked equal) and block map;
 MaxWalkSAT's components by the compiled union-find (same numbering), no
 block scratch without blocks, no clause->component array, the clause
 reorder (when worthwhile) done before the search so the unordered copy is

@@ -165,8 +165,8 @@ def normalise_clauses(
     (when it is 0 on every hard clause, as a network's is), and with
     ``reverse`` (a network's ``(atom_clause_start, atom_clause)``, checked)
     the atom -> clause index as ``atom_lit_start`` / ``occ_clause``;
-    ``atom_block`` likewise. ``orig_clause`` is then int32 while the clause
-    ids fit (about 25 bytes per clause less than copies of each)."""
+    ``atom_block`` likewise (about 17 bytes per clause less than copies of
+    each; MaxWalkSAT drops ``lit_clause`` and ``orig_clause`` while it runs)."""
     clause_start = np.asarray(clause_start, dtype=np.int64)
     lit_atom = np.asarray(lit_atom, dtype=np.int32)
     lit_positive = np.asarray(lit_positive, dtype=bool)
@@ -200,7 +200,7 @@ def normalise_clauses(
             n_atoms=int(n_atoms), clause_start=clause_start, lit_atom=lit_atom, lit_positive=lit_positive,
             lit_clause=lit_clause,
             weight=weight if not np.any(hard_weight) else np.where(is_hard, 0.0, weight), is_hard=is_hard,
-            orig_clause=np.arange(n_clauses, dtype=np.int32 if n_clauses < 2**31 - 1 else np.int64),
+            orig_clause=np.arange(n_clauses, dtype=np.int64),
             atom_lit_start=atom_lit_start, atom_lit=atom_lit,
             occ_clause=occ_clause, occ_positive=lit_positive[atom_lit], block_start=block_start,
             block_atoms=block_atoms, atom_block=atom_block, const_score=0.0, const_cost=0.0, n_empty_hard=0,
