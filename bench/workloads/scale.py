@@ -114,6 +114,107 @@ trivial bound; ``--method cpi`` or a larger ``--max-seconds`` for the ILP
 is the better path on such models. MC-SAT draws a single sample in 60 s at
 N=1M.
 
+Issue 30, item 2 (search state; ``--stages ground,map,maxwalksat``, the
+``map`` stage being the default method's approximate path under the limit:
+LP dual, rounding, MaxWalkSAT; per stage, ``B/cl`` is the stage's peak RSS
+less the interpreter's, per ground clause: the whole process, network and
+what grounding left included). Where the bytes went before, social N=1M
+(10.9 M clauses, 19.9 M literals, 1.9 M atoms; RSS sampled every 5 ms
+between steps, numpy ``nbytes`` for the arrays): parsing leaves 44 B/cl
+(the evidence in DuckDB); grounding peaks at 133 B/cl and leaves 100
+(89 once the evidence is dropped; malloc_trim returns another 9); the
+network is 55.4 B/cl (literals 9.1, clause offsets 4, weight 8, hard flag
+1, template 4, weight table 16.7, reverse index 8.7, atom arrays 4). The
+LP dual added a multiplier per clause (8) and one per literal for the
+negative units' simplex (14.6, not needed: a unit's is its weight), and
+costed its rounded world every 4 sweeps through numpy temporaries (about
+45 B/cl: int64 per literal twice, per clause once): peak 148.5 B/cl.
+MaxWalkSAT added the normalised clause arrays' own copies (50 B/cl:
+int64 clause offsets 8, literal->clause 7.3, weight 8, int64 clause ids 8,
+atom->literal 7.3 and its offsets 1.4, occurrence clause 7.3 and sign 1.8),
+its search arrays (90 B/cl: 32-byte clause records, signed occurrence
+weights 14.6, packed short clauses 8, occurrence info 7.3, block-move
+stamps 9 on a network without blocks, bad list 8, clause->component 4,
+flip values 3.9) and transients (scipy's sparse graph for the components,
+~80 B/cl; the final costing, ~45): peak 294 B/cl.
+
+Changed (same worlds, costs, bounds and MC-SAT marginals on social N=100k
+and class-like N=3k, checked by hash): a compiled pass for clause
+satisfaction (``GroundNetwork.satisfied``/``cost``/``score``/
+``hard_violated``: one byte per clause); the LP dual keeps per-literal
+multipliers only for negative clauses of several literals; ``sat_arrays``
+shares the network's weight, reverse index (as ``occ_clause``/
+``atom_lit_start``, checked equal) and block map;
+MaxWalkSAT's components by the compiled union-find (same numbering), no
+block scratch without blocks, no clause->component array, the clause
+reorder (when worthwhile) done before the search so the unordered copy is
+not kept, the literal->clause map and clause ids dropped while it runs,
+records written in place; MC-SAT's ``prepare`` reuses the occurrence
+lists. The default method checks only the LP's memory (16 B/cl) before
+it starts, MaxWalkSAT's (now 110 B/cl) when it is needed, and returns the
+rounded world with its bound when the search does not fit. Left: MaxWalkSAT's
+own state is 85 B/cl beyond the network (32-byte records for every clause,
+although clauses of one or two literals read only their weight and hard
+flag; int64 clause offsets in ``SatArrays``; float64 signed occurrence
+weights), so the whole process while it runs is ~190 B/cl.
+
+Same run, ``this`` = branch mem30 against ``b93b709`` (before), load 3-7
+(the machine shared with two other jobs: wall times are inflated, CPU
+seconds are the figures to compare), 2026-11-27::
+
+    python -m bench.workloads.scale --kind social --n 1000000,3000000 --stages ground,map,maxwalksat \
+        --max-seconds 60 --against b93b709 --kill-at 15G --memory-limit 14G
+    python -m bench.workloads.scale --kind social-light --n 1000000,3000000 --stages ground,map \
+        --max-seconds 60 --against b93b709 --kill-at 15G --memory-limit 14G
+
+| workload | version | clauses | ground B/cl | MAP B/cl | MaxWalkSAT B/cl | whole-run peak MB | MAP path | MAP cost | cost bound | parse+ground+MAP wall / CPU s |
+|---|---|---|---|---|---|---|---|---|---|---|
+| social N=1M | this | 10,894,772 | 139 | **122** | **191** | 2,035 | lp-rounding (optimal) | 650,782.2 | 650,782.2 | 88 / 44.3 |
+| social N=1M | before | 10,894,772 | 137 | 153 | 302 | 3,190 | lp-rounding (optimal) | 650,782.2 | 650,782.2 | 72.6 / 50.8 |
+| social N=3M | this | 32,688,320 | 126 | **171** | **172** | 5,422 | lp+maxwalksat | 1,950,510.1 | 1,950,502.7 (gap 2.4e-7) | 258 / 181 |
+| social N=3M | before | 32,688,320 | 126 | 277 | 278 | 8,720 | lp+maxwalksat | 1,950,510.1 | 1,950,506.3 (gap 1.2e-7) | 264 / 197 |
+| social-light N=1M | this | 4,421,745 | 236 | 419 | — | 1,818 | ilp (60 s limit) | 99,926.0 | 803.4 (gap .031) | 81.2 / 33.9 |
+| social-light N=1M | before | 4,421,745 | 239 | 480 | — | 2,080 | ilp (60 s limit) | 99,926.0 | 803.4 (gap .031) | 78.6 / 36.0 |
+| social-light N=3M | this | 13,258,219 | 184 | **128** | — | 2,370 | lp-rounding (optimal) | 300,323.6 | 300,323.6 | **61.8** / 48.1 |
+| social-light N=3M | before | 13,258,219 | 174 | 174 | — | 2,250 | lp-rounding (optimal) | 300,323.6 | 300,323.6 | 65.1 / 53.9 |
+
+And 10^8 clauses (this version only; load 1.0-1.6), social N=10M. The
+model's rule on observed friends (transitivity) is left out
+(``social-no-transitivity``: its groundings are all constants, so the
+network is the same, checked at N=20k: identical clause arrays and
+weights, only the constant score differs): with it, DuckDB's count of
+its 10^9 evidence-only groundings (capped at 512 MB, ``COUNT_MEMORY``)
+ran out of memory. The grounder's budget check needs ``--memory-limit 20G``
+(its estimate, 160 bytes a row, is above the 127 measured) and
+``--count-seconds 120`` (counting the friends-of-smokers rows took more
+than its 10 s under load 4-5: refused as "up to 1e+14")::
+
+    python -m bench.workloads.scale --kind social-no-transitivity --n 10000000 --stages ground,map \
+        --max-seconds 240 --kill-at 15.5G --memory-limit 20G --count-seconds 120
+
+| workload | clauses | atoms | parse / ground wall s (CPU) | ground peak | MAP (default, 240 s) | MAP stage peak | total wall / CPU s |
+|---|---|---|---|---|---|---|---|
+| social N=10M | 108,985,055 | 18,999,173 | 109.7 / 197.4 (320.2 CPU both) | **13.3 GB** (127 B/cl; network 5.76 GB, 55.4 B/cl) | lp-rounding, 8 sweeps: cost **6,494,031.0 = bound**, gap 0 (optimal), 99.2 s wall, 101.0 CPU | 9.08 GB (87 B/cl) | **406 / 421** |
+
+Within the issue's 20 GB and 15 minutes, bound and gap reported, for this
+model; MaxWalkSAT did not run (the rounded world reached the bound). Had
+it been needed, its state (~100 B/cl, 10.9 GB) on top of the 9.1 GB would
+not fit this machine's default budget: the default method checks it first
+and returns the rounded world with its bound instead.
+
+MaxWalkSAT's stage peak per clause fell by 37 % (N=1M, 302 -> 191) and
+38 % (N=3M, 278 -> 172; 8.7 -> 5.4 GB); the default MAP stage's by 20-38 %
+and its CPU time at N=1M from 12.6 to 4.6 s (the LP's costing of its
+rounded world was most of it). The whole run's peak is now the grounding's
+wherever the LP path proves the optimum (social N=1M: 1.49 GB; N=3M: 4.0
+GB, both versions). At N=3M under load 6.7 the LP dual had 4 sweeps in its
+18 s, not enough to prove the optimum, and MaxWalkSAT ran from its world
+(same cost; the MAP stage then peaks with MaxWalkSAT). On social-light
+N=1M (4.4 M clauses) the default method still judges the exact ILP
+feasible within 60 s and HiGHS ends at the limit with cost 99,926 and a
+3.1 % gap (its LP bound is weak); that decision (``plan.exact_fits``:
+setup time only) is item 1's, not changed here.
+
 Scaling model (from the figures above; social-like models, whose
 components are small and many). Per ground clause: grounding 2.1 us of
 CPU (1.5 us wall with DuckDB's two threads) plus parsing about 1 us per
@@ -241,8 +342,14 @@ def child(kind: str, n: int, stages: list[str], max_seconds: float, samples: int
         clock = _Clock()
         if stage == "map":
             res = _default_map(net, max_seconds)
+            positive = float(net.weight[~net.is_hard & (net.weight > 0)].sum())
             emit(stage, clock.done(cost=round(res.cost, 3), optimal=bool(res.optimal), gap=res.gap,
                                    hard_violated=int(res.hard_violated),
+                                   cost_bound=None if res.bound is None else round(positive - float(res.bound), 3),
+                                   path=res.stats.get("path") or ("ilp" if not res.stats.get("exact_skipped")
+                                                                   else "maxwalksat"),
+                                   lp_sweeps=res.stats.get("lp_sweeps"),
+                                   maxwalksat_skipped=res.stats.get("maxwalksat_skipped"),
                                    killed_groups=res.stats.get("killed_groups"),
                                    exact_skipped=res.stats.get("exact_skipped")))
         elif stage == "maxwalksat":
@@ -267,7 +374,8 @@ def _default_map(net, max_seconds: float):
     except ImportError:                 # code before issue 15: always the ILP
         return solve_map(net, "ilp", max_seconds=max_seconds)
     if not plan.exact_fits(net, max_seconds):
-        plan.check_memory(net, "maxwalksat")
+        # as api.map_inference: the LP's own need first where the code has it (issue 30), MaxWalkSAT's before
+        plan.check_memory(net, "lp" if "lp" in plan.SOLVER_CLAUSE_BYTES else "maxwalksat")
         return plan.maxwalksat_instead(net, max_seconds)
     plan.check_memory(net, "ilp")
     return solve_map(net, "ilp", max_seconds=max_seconds)
@@ -303,6 +411,8 @@ def run_child(kind: str, n: int, src: Path | None, stages: list[str], args, time
         out_path = fh.name
     cmd = [sys.executable, "-m", "bench.workloads.scale", "--child", kind, str(n), "--stages", ",".join(stages),
            "--max-seconds", str(args.max_seconds), "--samples", str(args.samples), "--out", out_path]
+    if args.count_seconds is not None:
+        cmd += ["--count-seconds", str(args.count_seconds)]
     if args.memory_limit:
         cmd += ["--memory-limit", args.memory_limit]
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -363,9 +473,16 @@ def summarise(kind: str, n: int, version: str, records: list[dict]) -> dict:
         row[f"{stage}_wall_s"] = r["wall_s"]
         row[f"{stage}_cpu_s"] = r["cpu_s"]
         row[f"{stage}_peak_mb"] = r.get("stage_peak_mb") or r["peak_mb"]
-        for k in ("cost", "optimal", "samples", "flips_per_second", "hard_violated", "exact_skipped"):
+        if g is not None and g["clauses"]:
+            # the stage's peak RSS (network, what grounding left, the solver's state), less the interpreter's
+            row[f"{stage}_bytes_per_clause"] = round((row[f"{stage}_peak_mb"] - (start or 0)) * 2**20 / g["clauses"])
+        for k in ("cost", "optimal", "samples", "flips_per_second", "hard_violated", "exact_skipped", "gap",
+                  "cost_bound", "path", "lp_sweeps", "maxwalksat_skipped"):
             if k in r:
                 row[f"{stage}_{k}"] = r[k]
+    if g is not None and "map" in by:
+        row["total_wall_s"] = round(row["parse_ground_wall_s"] + by["map"]["wall_s"], 1)
+        row["total_cpu_s"] = round(row["parse_ground_cpu_s"] + by["map"]["cpu_s"], 1)
     if "error" in by:
         err = by["error"]["error"]
         if "Error: " in err:          # the exception's own message, not the traceback around it
@@ -405,6 +522,29 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cost(v) -> str:
+    return "—" if v is None else f"{v:,.1f}"
+
+
+def memory_table(rows: list[dict]) -> str:
+    """Peak memory by stage in bytes per ground clause (each stage's peak RSS
+    less the interpreter's), and the default MAP method's answer."""
+    head = ("| workload | version | clauses | ground B/cl | MAP B/cl | MWS B/cl | MC-SAT B/cl | whole-run peak MB "
+            "| MAP path | MAP cost | cost bound | gap | parse+ground+MAP wall / CPU s | load |")
+    lines = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    for r in rows:
+        peaks = [r.get(k) for k in ("ground_peak_mb", "map_peak_mb", "maxwalksat_peak_mb", "mcsat_peak_mb")]
+        peak = max([p for p in peaks if p is not None], default=None)
+        lines.append("| " + " | ".join([
+            f"{r['kind']} N={r['n']:,}", r["version"], _fmt(r.get("clauses")), _fmt(r.get("bytes_per_clause")),
+            _fmt(r.get("map_bytes_per_clause")), _fmt(r.get("maxwalksat_bytes_per_clause")),
+            _fmt(r.get("mcsat_bytes_per_clause")), _fmt(peak), _fmt(r.get("map_path")), _cost(r.get("map_cost")),
+            _cost(r.get("map_cost_bound")), _fmt(r.get("map_gap"), 2),
+            f"{_fmt(r.get('total_wall_s'))} / {_fmt(r.get('total_cpu_s'))}", _fmt(r.get("load")),
+        ]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def ratios(rows: list[dict]) -> str:
     """after/before per (kind, N) for the grounding figures."""
     out = []
@@ -426,7 +566,7 @@ def ratios(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.workloads.scale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kind", default="social", help="social, classlike (comma-separated)")
+    parser.add_argument("--kind", default="social", help="social, social-light, classlike (comma-separated)")
     parser.add_argument("--n", default="100000", help="sizes, comma-separated")
     parser.add_argument("--stages", default="ground,maxwalksat,map,mcsat")
     parser.add_argument("--against", default=None, help="a git ref whose code runs too (before/after in one run)")
@@ -436,6 +576,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-at", default="11.5G", help="kill a child whose RSS passes this")
     parser.add_argument("--timeout", type=float, default=3600.0, help="kill a child after this many seconds")
     parser.add_argument("--no-this", action="store_true", help="run only the --against version")
+    parser.add_argument("--json-name", default=None, help="file name of the rows under bench/results (scale.json)")
+    parser.add_argument("--count-seconds", type=float, default=None,
+                        help="the grounder's time for counting a template's rows before it calls it too big "
+                             "(10 s; social N=10M under load needs more)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -444,6 +588,10 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         parser.error(f"unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
     if args.child:
+        if args.count_seconds is not None:
+            import markovlogic.ground.grounder as grounder
+
+            grounder.COUNT_SECONDS = float(args.count_seconds)
         with open(args.out, "w") as out:
             child(args.child[0], int(args.child[1]), stages, args.max_seconds, args.samples, args.memory_limit, out)
         return 0
@@ -466,9 +614,10 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "scale.json").write_text(json.dumps(rows, indent=1))
+    (RESULTS_DIR / (args.json_name or "scale.json")).write_text(json.dumps(rows, indent=1))
     print()
     print(markdown(rows))
+    print(memory_table(rows))
     print(ratios(rows))
     return 0
 

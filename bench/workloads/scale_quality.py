@@ -13,7 +13,12 @@ at size N) ground once, then with the same time limit ``--seconds``:
 
 Each row: cost, the bound on the cost, the reported gap, the cost's excess
 over the ILP's optimum, CPU (user+sys of this process over the step) and
-wall seconds; ``--json OUT`` writes the rows. The machine is shared: CPU
+wall seconds, the step's peak resident memory (RSS sampled every 5 ms) and
+that peak less the RSS before parsing per ground clause (``bytes_per_clause``:
+what the process needs per clause up to and through the step; the network
+stays alive throughout); ``--json OUT`` writes the rows. ``--kind
+social-light`` is the issue's lighter social network (4.4 clauses a person);
+``--no-before`` skips the MaxWalkSAT-only row. The machine is shared: CPU
 seconds are the figure to compare. Run (social N=100k, ~2 minutes)::
 
     python -m bench.workloads.scale_quality --kind social --n 100000 --seconds 20 --json out.json
@@ -43,8 +48,9 @@ and its bound proves it; single-flip MaxWalkSAT misses the collective flips
 and ends at twice the cost. On class-like (exactly-one topics, not tight) the
 rounded world (73,043.4) polished by MaxWalkSAT is within 0.15 % of the LP
 bound (cost terms), 21 % below what MaxWalkSAT or the ILP reach in the limit.
-Not measured here: the issue's lighter social generator (4.5 clauses per
-person; not in bench/synthetic.py), N=3M and N=10M, class-like N=100k.
+Not measured here: class-like N=100k. The lighter social generator
+(``--kind social-light``, 4.4 clauses a person), N=3M and N=10M with the
+memory per stage: ``bench/workloads/scale.py`` (issue 30 section).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 
 
@@ -61,7 +68,31 @@ def _cpu() -> float:
     return t.user + t.system
 
 
-def run(kind: str, n: int, seconds: float, ilp_seconds: float | None, seed: int = 0) -> list[dict]:
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class _Peak:
+    """The process's resident memory sampled every 5 ms: the peak of each step."""
+
+    def __init__(self) -> None:
+        self.peak = _rss_mb()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            self.peak = max(self.peak, _rss_mb())
+            time.sleep(0.005)
+
+    def take(self) -> float:
+        """The peak since the last call (MB)."""
+        peak, self.peak = max(self.peak, _rss_mb()), _rss_mb()
+        return peak
+
+
+def run(kind: str, n: int, seconds: float, ilp_seconds: float | None, seed: int = 0,
+        before: bool = True) -> list[dict]:
     from bench.synthetic import write
     from markovlogic import MLN, Database
     from markovlogic.ground import ground
@@ -72,13 +103,21 @@ def run(kind: str, n: int, seconds: float, ilp_seconds: float | None, seed: int 
 
     model, evidence, queries = write(kind, n)
     rows: list[dict] = []
+    start_mb = _rss_mb()
+    peaks = _Peak()
     c0, w0 = _cpu(), time.perf_counter()
     mln = MLN.from_file(model)
     db = Database.from_file([evidence], mln=mln)
     net = ground(mln, [db], parse_queries(queries, mln))
     del db
     base = {"workload": f"{kind} N={n:,}", "clauses": int(net.n_clauses), "limit_s": seconds}
-    rows.append(dict(base, step="ground", cpu_s=round(_cpu() - c0, 1), wall_s=round(time.perf_counter() - w0, 1)))
+
+    def memory() -> dict:
+        peak = peaks.take()
+        return {"peak_mb": round(peak), "bytes_per_clause": round((peak - start_mb) * 2**20 / max(1, net.n_clauses))}
+
+    rows.append(dict(base, step="ground", cpu_s=round(_cpu() - c0, 1), wall_s=round(time.perf_counter() - w0, 1),
+                     **memory()))
 
     def record(step: str, res, c0: float, w0: float) -> None:
         positive = float(net.weight[~net.is_hard & (net.weight > 0)].sum())
@@ -88,10 +127,11 @@ def run(kind: str, n: int, seconds: float, ilp_seconds: float | None, seed: int 
                          gap=None if res.gap is None else round(float(res.gap), 5), optimal=bool(res.optimal),
                          path=res.stats.get("path"), lp_sweeps=res.stats.get("lp_sweeps"),
                          lp_seconds=res.stats.get("lp_seconds"), lp_world_cost=res.stats.get("lp_world_cost"),
-                         cpu_s=round(_cpu() - c0, 1), wall_s=round(time.perf_counter() - w0, 1)))
+                         cpu_s=round(_cpu() - c0, 1), wall_s=round(time.perf_counter() - w0, 1), **memory()))
 
-    c0, w0 = _cpu(), time.perf_counter()
-    record("before", with_trivial_bound(net, maxwalksat(net, max_seconds=seconds, seed=seed)), c0, w0)
+    if before:
+        c0, w0 = _cpu(), time.perf_counter()
+        record("before", with_trivial_bound(net, maxwalksat(net, max_seconds=seconds, seed=seed)), c0, w0)
     c0, w0 = _cpu(), time.perf_counter()
     record("after", approximate_map(net, seconds, seed=seed), c0, w0)
     if ilp_seconds:
@@ -106,7 +146,7 @@ def run(kind: str, n: int, seconds: float, ilp_seconds: float | None, seed: int 
 
 def markdown(rows: list[dict]) -> str:
     cols = ["workload", "clauses", "step", "path", "cost", "cost_bound", "gap", "excess_over_optimum", "optimal",
-            "lp_sweeps", "cpu_s", "wall_s"]
+            "lp_sweeps", "cpu_s", "wall_s", "peak_mb", "bytes_per_clause"]
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         out.append("| " + " | ".join("" if r.get(c) is None else str(r.get(c)) for c in cols) + " |")
@@ -115,14 +155,15 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--kind", default="social", choices=["social", "classlike"])
+    p.add_argument("--kind", default="social", choices=["social", "social-light", "classlike"])
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--ilp-seconds", type=float, default=120.0)
     p.add_argument("--no-ilp", action="store_true")
+    p.add_argument("--no-before", action="store_true", help="skip the MaxWalkSAT-only row (large N)")
     p.add_argument("--json", type=str, default=None)
     a = p.parse_args(argv)
-    rows = run(a.kind, a.n, a.seconds, None if a.no_ilp else a.ilp_seconds)
+    rows = run(a.kind, a.n, a.seconds, None if a.no_ilp else a.ilp_seconds, before=not a.no_before)
     print(markdown(rows))
     if a.json:
         with open(a.json, "w") as fh:

@@ -316,7 +316,7 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
 
         if method == "ilp" and not exact_fits(net, options.get("max_seconds")):
             # too large to set the exact model up within the limit: LP dual bound, then MaxWalkSAT (infer/plan.py)
-            check_memory(net, "maxwalksat")
+            check_memory(net, "lp")             # MaxWalkSAT's need is checked if it is needed (infer/plan.py)
             result = approximate_map(net, float(options["max_seconds"]), int(options.get("seed", 0)), current())
         else:
             check_memory(net, method)

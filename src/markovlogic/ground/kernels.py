@@ -142,3 +142,42 @@ def compact_csr(start, keep, *values) -> tuple[np.ndarray, tuple[np.ndarray, ...
         _compact_values(start, keep, v, o)
         out.append(o)
     return new_start, tuple(out)
+
+
+@kernel(cache=True)
+def _true_counts(clause_start, lit_atom, lit_positive, world, out):
+    for c in range(len(clause_start) - 1):
+        n = 0
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if world[lit_atom[i]] == lit_positive[i]:
+                n += 1
+        out[c] = n
+
+
+def true_counts(clause_start, lit_atom, lit_positive, world) -> np.ndarray:
+    """Number of true literals of each clause in ``world`` (bool per atom), in
+    one pass with no per-literal temporaries (the numpy route took about 40
+    bytes per clause: a 10.9 M-clause network's cost evaluation peaked 0.45 GB
+    above the network)."""
+    out = np.empty(len(clause_start) - 1, dtype=np.int64)
+    _true_counts(np.asarray(clause_start), np.asarray(lit_atom), np.asarray(lit_positive), world, out)
+    return out
+
+
+@kernel(cache=True)
+def _satisfied(clause_start, lit_atom, lit_positive, world, out):
+    for c in range(len(clause_start) - 1):
+        t = False
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if world[lit_atom[i]] == lit_positive[i]:
+                t = True
+                break
+        out[c] = t
+
+
+def satisfied(clause_start, lit_atom, lit_positive, world) -> np.ndarray:
+    """bool per clause: whether it has a true literal in ``world`` (one byte
+    per clause, no temporaries)."""
+    out = np.empty(len(clause_start) - 1, dtype=bool)
+    _satisfied(np.asarray(clause_start), np.asarray(lit_atom), np.asarray(lit_positive), world, out)
+    return out

@@ -109,14 +109,23 @@ class GroundNetwork:
     # ------------------------------------------------------------ evaluation
     def clause_true_counts(self, world: np.ndarray) -> np.ndarray:
         """Number of true literals of each clause in ``world`` (int64[n_clauses])."""
-        lit_true = (world[self.lit_atom] == self.lit_positive).astype(np.int64)
-        counts = np.zeros(self.n_clauses, dtype=np.int64)
-        clause_of_lit = np.repeat(np.arange(self.n_clauses), np.diff(self.clause_start))
-        np.add.at(counts, clause_of_lit, lit_true)
-        return counts
+        from .kernels import true_counts
+
+        return true_counts(self.clause_start, self.lit_atom, self.lit_positive, self._world(world))
 
     def satisfied(self, world: np.ndarray) -> np.ndarray:
-        return self.clause_true_counts(np.asarray(world, dtype=bool)) > 0
+        """bool[n_clauses]: whether each clause has a true literal (one compiled
+        pass, one byte per clause and no per-literal temporaries)."""
+        from .kernels import satisfied
+
+        return satisfied(self.clause_start, self.lit_atom, self.lit_positive, self._world(world))
+
+    def _world(self, world: np.ndarray) -> np.ndarray:
+        world = np.ascontiguousarray(world, dtype=bool)
+        if world.ndim != 1 or len(world) < self.n_atoms:
+            raise IndexError(f"a world of this network is a bool array of length {self.n_atoms}, "
+                             f"got shape {world.shape}")
+        return world
 
     def score(self, world: np.ndarray) -> float:
         sat = self.satisfied(world)

@@ -41,8 +41,6 @@ from typing import NamedTuple
 
 import numba as nb
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from ..ground.network import GroundNetwork
 
@@ -129,6 +127,14 @@ def _fill_reverse(lit_atom, start, out):
         fill[a] += 1
 
 
+@nb.njit(cache=True)
+def _same_occ(lit_clause, atom_lit, occ_clause):
+    for k in range(len(atom_lit)):
+        if lit_clause[atom_lit[k]] != occ_clause[k]:
+            return False
+    return True
+
+
 def counting_reverse(n_atoms: int, lit_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`reverse_index` by a counting sort (the same arrays, no argsort):
     the literals of each atom in CSR form, in O(literals)."""
@@ -149,8 +155,18 @@ def normalise_clauses(
     block_start: np.ndarray,
     block_atoms: np.ndarray,
     orig_clause: np.ndarray | None = None,
+    reverse: tuple[np.ndarray, np.ndarray] | None = None,
+    atom_block: np.ndarray | None = None,
 ) -> SatArrays:
-    """Normalise raw CSR clauses into :class:`SatArrays` (see module docstring)."""
+    """Normalise raw CSR clauses into :class:`SatArrays` (see module docstring).
+
+    When the clauses are already canonical (the grounder's), the arrays that
+    need no change are shared, not copied: the literal arrays, ``weight``
+    (when it is 0 on every hard clause, as a network's is), and with
+    ``reverse`` (a network's ``(atom_clause_start, atom_clause)``, checked)
+    the atom -> clause index as ``atom_lit_start`` / ``occ_clause``;
+    ``atom_block`` likewise (about 17 bytes per clause less than copies of
+    each; MaxWalkSAT drops ``lit_clause`` and ``orig_clause`` while it runs)."""
     clause_start = np.asarray(clause_start, dtype=np.int64)
     lit_atom = np.asarray(lit_atom, dtype=np.int32)
     lit_positive = np.asarray(lit_positive, dtype=bool)
@@ -161,16 +177,32 @@ def normalise_clauses(
         # the grounder's clauses: nothing to drop or reorder, no copies of the
         # literal arrays and no sort (tens of bytes per clause less at scale)
         lit_clause = _lit_clause(clause_start, len(lit_atom))
-        atom_lit_start, atom_lit = counting_reverse(n_atoms, lit_atom)
+        atom_lit_start = np.zeros(n_atoms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(lit_atom, minlength=n_atoms), out=atom_lit_start[1:])
+        atom_lit = np.empty(len(lit_atom), dtype=np.int32)
+        _fill_reverse(lit_atom, atom_lit_start, atom_lit)
+        occ_clause = None
+        if reverse is not None:
+            r_start, r_clause = reverse
+            if (r_start.dtype == np.int64 and r_clause.dtype == np.int32 and np.array_equal(r_start, atom_lit_start)
+                    and len(r_clause) == len(atom_lit) and _same_occ(lit_clause, atom_lit, r_clause)):
+                atom_lit_start, occ_clause = r_start, r_clause
+        if occ_clause is None:
+            occ_clause = lit_clause[atom_lit]
         block_start = np.asarray(block_start, dtype=np.int64)
         block_atoms = np.asarray(block_atoms, dtype=np.int32)
-        atom_block = np.full(n_atoms, -1, dtype=np.int32)
-        atom_block[block_atoms] = np.repeat(np.arange(len(block_start) - 1, dtype=np.int32), np.diff(block_start))
+        if atom_block is None or atom_block.dtype != np.int32 or len(atom_block) != n_atoms:
+            atom_block = np.full(n_atoms, -1, dtype=np.int32)
+            atom_block[block_atoms] = np.repeat(np.arange(len(block_start) - 1, dtype=np.int32),
+                                                np.diff(block_start))
+        hard_weight = weight[is_hard]
         return SatArrays(
             n_atoms=int(n_atoms), clause_start=clause_start, lit_atom=lit_atom, lit_positive=lit_positive,
-            lit_clause=lit_clause, weight=np.where(is_hard, 0.0, weight), is_hard=is_hard,
-            orig_clause=np.arange(n_clauses, dtype=np.int64), atom_lit_start=atom_lit_start, atom_lit=atom_lit,
-            occ_clause=lit_clause[atom_lit], occ_positive=lit_positive[atom_lit], block_start=block_start,
+            lit_clause=lit_clause,
+            weight=weight if not np.any(hard_weight) else np.where(is_hard, 0.0, weight), is_hard=is_hard,
+            orig_clause=np.arange(n_clauses, dtype=np.int64),
+            atom_lit_start=atom_lit_start, atom_lit=atom_lit,
+            occ_clause=occ_clause, occ_positive=lit_positive[atom_lit], block_start=block_start,
             block_atoms=block_atoms, atom_block=atom_block, const_score=0.0, const_cost=0.0, n_empty_hard=0,
         )
     if orig_clause is None:
@@ -248,6 +280,7 @@ def sat_arrays(net: GroundNetwork) -> SatArrays:
     return normalise_clauses(
         net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive, net.weight,
         net.is_hard, net.block_start, net.block_atoms,
+        reverse=(net.atom_clause_start, net.atom_clause), atom_block=net.atom_block,
     )
 
 
@@ -321,18 +354,12 @@ def local_clause_order(sat: SatArrays) -> SatArrays:
 def atom_components(sat: SatArrays) -> tuple[np.ndarray, int]:
     """Connected components of the atoms of ``sat`` (clauses and blocks link
     their atoms): ``(component id per atom (int32), number of components)``."""
-    n = sat.n_atoms
-    if n == 0:
-        return np.zeros(0, dtype=np.int32), 0
-    sizes = np.diff(sat.clause_start)
-    first = np.repeat(sat.lit_atom[sat.clause_start[:-1]], sizes) if sat.n_clauses else np.zeros(0, np.int32)
-    bsizes = np.diff(sat.block_start)
-    bfirst = np.repeat(sat.block_atoms[sat.block_start[:-1]], bsizes) if sat.n_blocks else np.zeros(0, np.int32)
-    rows = np.concatenate([first, bfirst]).astype(np.int64)
-    cols = np.concatenate([sat.lit_atom, sat.block_atoms]).astype(np.int64)
-    graph = sp.coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n)).tocsr()
-    k, labels = connected_components(graph, directed=False)
-    return labels.astype(np.int32), int(k)
+    from ..ground.kernels import components
+
+    # the compiled union-find (one int per atom) numbers components by their smallest atom, as scipy's
+    # connected_components did over a sparse graph that took some 80 bytes per clause to build
+    labels, k = components(sat.n_atoms, sat.clause_start, sat.lit_atom, sat.block_start, sat.block_atoms)
+    return labels.astype(np.int32, copy=False), int(k)
 
 
 def clause_component(sat: SatArrays, component: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -148,9 +148,10 @@ def clause_records(sat: SatArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rec = np.zeros(4 * n, dtype=np.int64)
     wv = rec.view(np.float64)
     r32 = rec.view(np.int32)
-    wv[1::4] = np.where(sat.is_hard, 1.0, sat.weight)
-    size = np.diff(sat.clause_start)
-    r32[4::8] = size
+    # written in place (no clause-sized temporaries)
+    wv[1::4] = sat.weight
+    np.copyto(wv[1::4], 1.0, where=sat.is_hard)
+    np.subtract(sat.clause_start[1:], sat.clause_start[:-1], out=r32[4::8], casting="unsafe")
     r32[5::8] = sat.clause_start[:-1]
     return rec, wv, r32
 
@@ -609,8 +610,9 @@ def _run(n_steps, noise, rs,
 
 
 @nb.njit(cache=True, nogil=True)
-def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, clause_comp, comp_h, comp_c):
-    """Violated hard clauses and cost of each component in ``world``."""
+def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, atom_comp, comp_h, comp_c):
+    """Violated hard clauses and cost of each component in ``world`` (a
+    clause's component is its first atom's: clauses are never empty here)."""
     comp_h[:] = 0
     comp_c[:] = 0.0
     for c in range(len(clause_start) - 1):
@@ -618,7 +620,7 @@ def _comp_costs(world, clause_start, lit_atom, lit_positive, weight, is_hard, cl
         for i in range(clause_start[c], clause_start[c + 1]):
             if world[lit_atom[i]] == lit_positive[i]:
                 n += 1
-        k = clause_comp[c]
+        k = atom_comp[lit_atom[clause_start[c]]]
         w = weight[c]
         if is_hard[c]:
             if n == 0:
@@ -896,8 +898,11 @@ class Search:
         # position in the bad list: its own int32 array (4 bytes a clause, in
         # L2 on cse), not the 32-byte record that a binary clause never reads
         self.bad_pos = np.full(n_clauses, -1, np.int32)
-        self.stamp = np.full(n_clauses, -1, np.int64)
-        self.adj = np.zeros(n_clauses, np.int8)
+        # the scratch of block moves (see _stamp): only a network with exactly-one blocks of two atoms or more
+        # needs it (9 bytes a clause otherwise spent for nothing)
+        n_stamp = n_clauses if sat.n_blocks and int(np.diff(sat.block_start).max()) >= 2 else 0
+        self.stamp = np.full(n_stamp, -1, np.int64)
+        self.adj = np.zeros(n_stamp, np.int8)
         self.ist = np.zeros(8, np.int64)
         self.fst = np.zeros(3, np.float64)
         self.block_true = np.zeros(sat.n_blocks, np.int32)
@@ -905,6 +910,7 @@ class Search:
         self.best_world = self.world.copy()
         self.complete = np.zeros(0, dtype=bool)   # lazy MaxWalkSAT: see _run
         self.pair_scratch: tuple | None = None  # scratch arrays of the pair moves, made on first use
+        self._abs_weight_sum: float | None = None
         comp, n_comp = atom_components(sat) if components is None else components
         self.atom_comp = comp
         self.comp_atoms = np.argsort(comp, kind="stable").astype(np.int32)
@@ -921,7 +927,14 @@ class Search:
         self.log_head = np.full(n_comp, -1, np.int32)
         self.log_count = np.zeros(n_comp, np.int64)
         self.log_full = np.zeros(n_comp, dtype=bool)
-        self._clause_comp = comp[sat.lit_atom[sat.clause_start[:-1]]] if sat.n_clauses else np.zeros(0, np.int32)
+
+    @property
+    def abs_weight_sum(self) -> float:
+        """The sum of the clauses' absolute weights (the scale of the cost
+        tolerances), computed once: a per-try ``np.abs`` took 8 bytes a clause."""
+        if self._abs_weight_sum is None:
+            self._abs_weight_sum = float(np.abs(self.sat.weight).sum())
+        return self._abs_weight_sum
 
     def set_weights(self, weight: np.ndarray) -> None:
         """New soft-clause weights (``float64[n_clauses]`` over this search's
@@ -935,6 +948,7 @@ class Search:
             raise OptionError(f"weights must have shape ({self.sat.n_clauses},), got {weight.shape}")
         sat = self.sat._replace(weight=np.where(self.sat.is_hard, 0.0, weight))
         self.sat = sat
+        self._abs_weight_sum = None
         self.rec, self.wv, self.r32 = clause_records(sat)
         self.occ_info, self.occ_sw = occurrence_info(sat)
         self.clause_key = short_clause_keys(sat)
@@ -955,7 +969,7 @@ class Search:
         ist[_I_BEST_FLIP] = 0
         ist[_I_DONE] = 0
         ist[_I_STOP] = 0
-        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        fst[_F_TARGET] = target_cost + 1e-9 * (1.0 + self.abs_weight_sum)
         self.best_world = self.world.copy()
 
     def _component_costs(self) -> None:
@@ -963,7 +977,7 @@ class Search:
         states; the current state becomes every component's best."""
         sat = self.sat
         _comp_costs(self.world, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard,
-                    self._clause_comp, self.comp_h, self.comp_c)
+                    self.atom_comp, self.comp_h, self.comp_c)
         self.comp_bh[:] = self.comp_h
         self.comp_bc[:] = self.comp_c
         self.comp_at_best[:] = True
@@ -1065,6 +1079,14 @@ class Search:
         return self.val[1:2 * n:2].copy(), self.val[0:2 * n:2].copy()
 
 
+def wants_local_order(sat: SatArrays) -> bool:
+    """Whether the clauses are worth reordering for locality: records are
+    touched per flip only for clauses of more than two literals, and their
+    locality pays for the sort when more than a tenth of the clauses are
+    long (tuffy/cse, 97 % binary: +1 %, not worth it)."""
+    return int(np.count_nonzero(sat.clause_start[1:] - sat.clause_start[:-1] > 2)) > 0.1 * sat.n_clauses
+
+
 def run_maxwalksat(
     sat: SatArrays,
     *,
@@ -1075,14 +1097,15 @@ def run_maxwalksat(
     deadline: float | None,
     init: np.ndarray | None = None,
     target_cost: float = 0.0,
+    local_order: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """MaxWalkSAT over normalised arrays: the best world over all tries and stats.
 
     ``target_cost`` is in the units of the arrays' own cost (no constants).
+    ``local_order``: reorder the clauses for locality where that pays
+    (:func:`wants_local_order`); False when the caller has done it.
     """
-    if np.count_nonzero(np.diff(sat.clause_start) > 2) > 0.1 * sat.n_clauses:
-        # records are touched per flip only for clauses of > 2 literals: their
-        # locality pays for the sort (tuffy/cse, 97 % binary: +1 %, not worth it)
+    if local_order and wants_local_order(sat):
         sat = local_clause_order(sat)
     search = Search(sat, seed)
     best = None
@@ -1149,7 +1172,7 @@ def run_maxwalksat(
                 best_h[won] = search.comp_bh[won]
                 best_c[won] = search.comp_bc[won]
                 best_try, best_flip = t, best_flip_try
-        tol = 1e-9 * (1.0 + float(np.abs(sat.weight).sum()))
+        tol = 1e-9 * (1.0 + search.abs_weight_sum)
         if nothing_bad or (best_h.sum() == 0 and best_c.sum() <= target_cost + tol):
             reached_target = True
             break
@@ -1221,12 +1244,18 @@ def maxwalksat(
                              method="maxwalksat", seconds=time.perf_counter() - start, optimal=False, stats=stats)
     deadline = None if max_seconds is None else start + float(max_seconds)
     sat = sat_arrays(net)
+    # atoms in no clause and no block do not matter: they are reported false
+    free = (np.diff(sat.atom_lit_start) == 0) & (sat.atom_block < 0)
+    if wants_local_order(sat):
+        sat = local_clause_order(sat)       # here, so that the arrays in the network's order are not kept too
+    # the search reads neither the literal -> clause map nor the clause ids (its occurrence lists are the
+    # network's reverse index): 11 bytes a clause less while it runs
+    sat = sat._replace(lit_clause=np.zeros(0, np.int32), orig_clause=np.zeros(0, np.int64))
     world, stats = run_maxwalksat(
         sat, max_flips=int(max_flips), max_tries=int(max_tries), noise=float(noise), seed=int(seed),
-        deadline=deadline, init=init, target_cost=float(target_cost) - sat.const_cost,
+        deadline=deadline, init=init, target_cost=float(target_cost) - sat.const_cost, local_order=False,
     )
-    # atoms in no clause and no block do not matter: report them false
-    free = (np.diff(sat.atom_lit_start) == 0) & (sat.atom_block < 0)
+    del sat
     world[free] = False
     hard_violated = net.hard_violated(world)
     stats["hard_violated"] = hard_violated

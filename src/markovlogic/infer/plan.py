@@ -18,6 +18,11 @@ has, the default method does not start it (``MapResult.stats
 2. MaxWalkSAT for the rest of the time, its first try started from that
    world, stopping early if it reaches the bound (then the world is optimal).
 
+Only the LP's own memory is checked before it starts (``check_memory(net,
+"lp")``); MaxWalkSAT's when it is needed, and if it does not fit the budget
+the rounded world (when it breaks no hard clause) is the answer with its
+bound (``stats["maxwalksat_skipped"]`` gives the reason).
+
 The answer is the better of the two worlds; ``stats["path"]`` says which
 (``lp-rounding`` or ``lp+maxwalksat``), the bound is the better of the LP
 dual's and the trivial one (every soft clause as its weight wants),
@@ -29,6 +34,8 @@ brings the exact path back.
 from __future__ import annotations
 
 import time
+
+import numpy as np
 
 from ..ground.network import GroundNetwork
 from .results import MapResult
@@ -80,10 +87,23 @@ def approximate_map(net: GroundNetwork, seconds: float, seed: int = 0, parallel=
     lp_world = dual.world
     lp_cost, lp_bad = net.cost(lp_world), net.hard_violated(lp_world)
     tol = 1e-7 * max(1.0, abs(lp_cost))
-    if lp_bad == 0 and lp_cost <= dual.cost_bound + tol:
-        # the rounded world reaches the bound: optimal, no search needed
+    optimal = lp_bad == 0 and lp_cost <= dual.cost_bound + tol
+    no_room = None
+    if not optimal:
+        # MaxWalkSAT's state is checked against the memory budget only now that it is needed; a feasible
+        # rounded world with its bound is the answer when the search does not fit
+        from ..errors import ResourceError
+
+        try:
+            check_memory(net, "maxwalksat")
+        except ResourceError as exc:
+            if lp_bad:
+                raise
+            no_room = str(exc)
+    if optimal or no_room is not None:
+        # the rounded world reaches the bound: optimal, no search needed (or no room for one)
         res = MapResult(world=lp_world.copy(), score=net.score(lp_world), cost=lp_cost, hard_violated=0,
-                        method="ilp", seconds=0.0, stats={})
+                        method="ilp", seconds=0.0, stats={} if no_room is None else {"maxwalksat_skipped": no_room})
         mws_cost, mws_bad = None, None
     else:
         left = max(0.1, seconds - (time.perf_counter() - start))
@@ -131,12 +151,16 @@ def with_trivial_bound(net: GroundNetwork, res: MapResult, bound: float | None =
 
 
 # bytes per ground clause (1.8 literals on average) that a method allocates
-# beyond the network: MaxWalkSAT measured ~175 on social N=1M (its clause
-# records, occurrence lists and solver arrays); the others are rounded up
-# from the same structures (MC-SAT keeps a second search for SampleSAT; the
-# ILP's model and HiGHS's copy of it)
-SOLVER_CLAUSE_BYTES = {"maxwalksat": 200, "mcsat": 300, "gibbs": 150, "mh": 150, "ilp": 600, "cpsat": 800,
-                       "sgmp": 300, "multitask-mh": 200}
+# beyond the network: MaxWalkSAT measured ~175 on social N=1M before issue 30
+# and 86-97 after (its 32-byte clause records, occurrence lists, packed short
+# clauses, bad list; the network's reverse index shared), 110 with its
+# transients; the LP dual ("lp": the first step of the default method's
+# approximate path) 8 per clause plus about 8 of transients (more with
+# negative clauses of several literals: 8 per literal); the others are
+# rounded up from the same structures (MC-SAT keeps a second search for
+# SampleSAT; the ILP's model and HiGHS's copy of it)
+SOLVER_CLAUSE_BYTES = {"maxwalksat": 110, "lp": 16, "mcsat": 300, "gibbs": 150, "mh": 150, "ilp": 600,
+                       "cpsat": 800, "sgmp": 300, "multitask-mh": 200}
 
 
 def check_memory(net: GroundNetwork, method: str) -> None:
@@ -147,6 +171,8 @@ def check_memory(net: GroundNetwork, method: str) -> None:
     if per is None or net.n_clauses == 0:
         return
     need = per * net.n_clauses
+    if method == "lp" and bool(np.any(~net.is_hard & (net.weight < 0) & (np.diff(net.clause_start) > 1))):
+        need += 8 * len(net.lit_atom)          # one multiplier per literal of such clauses
     if _limit is not None:             # an explicit budget covers the network the solver works on
         need += net.nbytes()
     check_budget(

@@ -110,7 +110,7 @@ class _Lazy:
         """Per component, the better of the current state and ``best``."""
         sat = s.sat
         _comp_costs(best, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard,
-                    s._clause_comp, s.comp_bh, s.comp_bc)
+                    s.atom_comp, s.comp_bh, s.comp_bc)
         now_better = (s.comp_h < s.comp_bh) | ((s.comp_h == s.comp_bh) & (s.comp_c < s.comp_bc))
         take = now_better[s.atom_comp]
         best = np.where(take, s.world, best)
@@ -333,7 +333,7 @@ def _better(s: Search, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     k = len(s.comp_h)
     ha, ca = np.zeros(k, np.int64), np.zeros(k)
     hb, cb = np.zeros(k, np.int64), np.zeros(k)
-    _comp_costs(a, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard, s._clause_comp, ha, ca)
-    _comp_costs(b, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard, s._clause_comp, hb, cb)
+    _comp_costs(a, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard, s.atom_comp, ha, ca)
+    _comp_costs(b, sat.clause_start, sat.lit_atom, sat.lit_positive, sat.weight, sat.is_hard, s.atom_comp, hb, cb)
     b_wins = (hb < ha) | ((hb == ha) & (cb < ca))
     return np.where(b_wins[s.atom_comp], b, a)
