@@ -210,13 +210,72 @@ def make_questions(data: Path, split: str = "test", negated: bool = True) -> tup
     return list(questions.items()), gold
 
 
+GIVEN_ASKED = {"active_obj": ("ARG0", "ARG1"), "passive_obj": ("ARG0", "ARG1"),
+               "active_subj": ("ARG1", "ARG0"), "passive_subj": ("ARG1", "ARG0")}
+
+
+def gold_arguments(data: Path) -> dict:
+    """(sent_id, pred_id) -> role -> {(arg word, arg lemma)} of every labelled (dev, test) predicate."""
+    out: dict = defaultdict(lambda: defaultdict(set))
+    for sp in ("dev", "test"):
+        for r in _tsv(data / sp / "arguments.tsv"):
+            out[(r["sent_id"], r["pred_id"])][r["role"]].add((int(r["arg_id"]), r["arg_lemma"].lower()))
+    return out
+
+
+def sentence_check(kind: str, x: str, answers: list, sentence_gold: dict, labelled: np.ndarray) -> bool | None:
+    """The judge of the knowledge-base sentence itself: None when no answer of
+    ``answers`` (one answer lemma) comes from a labelled sentence whose
+    matched part's head is a labelled predicate; else whether one of them has
+    X (lemma ``x``) as a gold head of the question's given role and the
+    answer's word as a gold argument of the asked role of that predicate. For
+    an answer through another verb of the cluster this checks USP's reading
+    of that sentence, not that its verb means the question's."""
+    given, asked = GIVEN_ASKED[kind]
+    out = None
+    for a in answers:
+        if not labelled[a.sentence] or not a.via_word:
+            continue
+        g = sentence_gold.get((a.sent_id, str(a.via_word)))
+        if g is None:
+            continue
+        ok = any(lem == x for _, lem in g.get(given, ())) and any(w == a.word for w, _ in g.get(asked, ()))
+        out = bool(out) or ok
+    return out
+
+
+_WORDNET = Path("/usr/share/wordnet/index.verb")     # Debian's wordnet-base (WordNet 3.0), bench-only and optional
+
+
+def wordnet_verbs() -> dict[str, set[str]] | None:
+    """Verb lemma -> its WordNet 3.0 synset offsets, or None without WordNet."""
+    if not _WORDNET.exists():
+        return None
+    out: dict[str, set[str]] = {}
+    for line in _WORDNET.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line or line.startswith(" "):
+            continue
+        f = line.split()
+        n = int(f[2])
+        out[f[0]] = set(f[-n:])
+    return out
+
+
 def answer_usp(model, questions, gold, ontology: bool, labelled: np.ndarray, skip_negated: bool = True,
-               same_verb: bool = False) -> dict:
+               same_verb: bool = False, min_verb_similarity: float = 0.0, sentence_gold: dict | None = None,
+               synsets: dict | None = None) -> dict:
+    """USP's (or OntoUSP's) answers, judged; with ``sentence_gold`` also the
+    ``checked_*`` keys (:func:`sentence_check`) and the ``cross_verb_*`` keys
+    (answers through another verb lemma of the question's cluster: how many,
+    how many the judge credits, how many the sentence check passes, and, with
+    WordNet's ``synsets``, how many whose verb shares a synset with the
+    question's)."""
     from markovlogic.usp.kb import AnswerOptions, KnowledgeBase
 
     model.smoothed = ontology
     kb = KnowledgeBase(model, ontology=ontology,
-                       options=AnswerOptions(answer_upos=ANSWER_UPOS, skip_negated=skip_negated, same_verb=same_verb))
+                       options=AnswerOptions(answer_upos=ANSWER_UPOS, skip_negated=skip_negated, same_verb=same_verb,
+                                             min_verb_similarity=min_verb_similarity))
     tally = _Tally()
     examples = []
     for key, q in questions:
@@ -224,7 +283,18 @@ def answer_usp(model, questions, gold, ontology: bool, labelled: np.ndarray, ski
         for a in kb.answer(q):
             found.setdefault(a.lemma, []).append(a)
         for lemma, answers in found.items():
-            tally.add(lemma in gold[key], any(labelled[a.sentence] for a in answers))
+            ok = lemma in gold[key]
+            tally.add(ok, any(labelled[a.sentence] for a in answers))
+            if sentence_gold is not None:
+                kind, v, x = key
+                same = [a for a in answers if a.via == v]
+                chk = sentence_check(kind, x, same or answers, sentence_gold, labelled)
+                tally.add_check(chk)
+                if not same:                       # only another verb of the cluster gave this answer
+                    via = {a.via for a in answers}
+                    syn = None if synsets is None else \
+                        any(synsets.get(v, set()) & synsets.get(w, set()) for w in via)
+                    tally.add_cross(ok, chk, syn)
         ok = [x for x in found if x in gold[key]]
         if ok and len(examples) < 5:
             a = found[ok[0]][0]
@@ -241,6 +311,22 @@ class _Tally:
 
     def __init__(self) -> None:
         self.n = self.k = self.nl = self.kl = 0
+        self.extra: dict[str, int] = {}
+
+    def _inc(self, key: str, by: int = 1) -> None:
+        self.extra[key] = self.extra.get(key, 0) + int(by)
+
+    def add_check(self, ok: bool | None) -> None:
+        self._inc("checked_answered", ok is not None)
+        self._inc("checked_correct", bool(ok))
+
+    def add_cross(self, ok: bool, checked: bool | None, synonym: bool | None) -> None:
+        self._inc("cross_verb_answered")
+        self._inc("cross_verb_correct", ok)
+        self._inc("cross_verb_checked", checked is not None)
+        self._inc("cross_verb_checked_correct", bool(checked))
+        if synonym is not None:
+            self._inc("cross_verb_wordnet_synonyms", synonym)
 
     def add(self, ok: bool, from_labelled: bool) -> None:
         self.n += 1
@@ -252,7 +338,18 @@ class _Tally:
     def result(self) -> dict:
         return {"answered": self.n, "correct": self.k, "accuracy": 100.0 * self.k / self.n if self.n else 0.0,
                 "answered_labelled": self.nl, "correct_labelled": self.kl,
-                "accuracy_labelled": 100.0 * self.kl / self.nl if self.nl else 0.0}
+                "accuracy_labelled": 100.0 * self.kl / self.nl if self.nl else 0.0, **self._extra()}
+
+    def _extra(self) -> dict:
+        out = dict(self.extra)
+        if "checked_answered" in out:
+            out.setdefault("cross_verb_answered", 0)
+            out.setdefault("cross_verb_correct", 0)
+            out.setdefault("cross_verb_checked", 0)
+            out.setdefault("cross_verb_checked_correct", 0)
+            n = out["checked_answered"]
+            out["checked_accuracy"] = 100.0 * out["checked_correct"] / n if n else 0.0
+        return out
 
 
 def labelled_sentences(q) -> np.ndarray:
