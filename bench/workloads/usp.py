@@ -295,6 +295,8 @@ def answer_usp(model, questions, gold, ontology: bool, labelled: np.ndarray, ski
                     syn = None if synsets is None else \
                         any(synsets.get(v, set()) & synsets.get(w, set()) for w in via)
                     tally.add_cross(ok, chk, syn)
+    if sentence_gold is not None:
+        tally.add_check_keys(synsets is not None)
         ok = [x for x in found if x in gold[key]]
         if ok and len(examples) < 5:
             a = found[ok[0]][0]
@@ -320,6 +322,12 @@ class _Tally:
         self._inc("checked_answered", ok is not None)
         self._inc("checked_correct", bool(ok))
 
+    def add_check_keys(self, wordnet: bool) -> None:
+        """Every checked/cross-verb key present (0 when nothing was counted)."""
+        for k in ("checked_answered", "checked_correct", "cross_verb_answered", "cross_verb_correct",
+                  "cross_verb_checked", "cross_verb_checked_correct") + (("cross_verb_wordnet_synonyms",) if wordnet else ()):
+            self.extra.setdefault(k, 0)
+
     def add_cross(self, ok: bool, checked: bool | None, synonym: bool | None) -> None:
         self._inc("cross_verb_answered")
         self._inc("cross_verb_correct", ok)
@@ -343,10 +351,6 @@ class _Tally:
     def _extra(self) -> dict:
         out = dict(self.extra)
         if "checked_answered" in out:
-            out.setdefault("cross_verb_answered", 0)
-            out.setdefault("cross_verb_correct", 0)
-            out.setdefault("cross_verb_checked", 0)
-            out.setdefault("cross_verb_checked_correct", 0)
             n = out["checked_answered"]
             out["checked_accuracy"] = 100.0 * out["checked_correct"] / n if n else 0.0
         return out
