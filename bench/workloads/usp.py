@@ -90,6 +90,8 @@ SYSTEMS_QA = ("usp", "ontousp", "kw", "kw_syn")
 SKIP_VERBS = {"be", "have", "do"}
 NOMINAL = {"NOUN", "PROPN"}
 ANSWER_UPOS = ("NOUN", "PROPN", "NUM")     # an answer to "what" is a nominal (USP, OntoUSP and KW-SYN alike)
+MIN_MERGE_PARTS = 20                       # usp_min_merge_parts: a cluster takes part in MERGE from this many parts
+MIN_VERB_SIMILARITY = 0.1                  # usp_similar_verbs: chosen on dev questions (see examples/usp/README.md)
 
 
 def _cpu() -> float:
@@ -479,10 +481,17 @@ def evaluate(model, data: Path, pu_co, splits=("dev", "test")) -> dict:
                                          "frame_f1": frame_scores(model, preds, system)}
     kw = Keywords(model.qlf)
     lab = labelled_sentences(model.qlf)
+    sg, wn = gold_arguments(data), wordnet_verbs()
     for key, split in (("qa", "test"), ("qa_dev", "dev")):
         questions, gold = make_questions(data, split)
-        res[key]["usp"] = answer_usp(model, questions, gold, ontology=False, labelled=lab)
-        res[key]["ontousp"] = answer_usp(model, questions, gold, ontology=True, labelled=lab)
+        res[key]["usp"] = answer_usp(model, questions, gold, ontology=False, labelled=lab, sentence_gold=sg, synsets=wn)
+        res[key]["ontousp"] = answer_usp(model, questions, gold, ontology=True, labelled=lab, sentence_gold=sg,
+                                         synsets=wn)
+        # the thesis's whole-cluster rule, gated: another verb of the cluster answers only when it is a distributional
+        # neighbour of the question's verb on the unlabelled trees (threshold chosen on dev questions)
+        res[key]["usp_similar_verbs"] = answer_usp(model, questions, gold, ontology=False, labelled=lab,
+                                                   min_verb_similarity=MIN_VERB_SIMILARITY, sentence_gold=sg,
+                                                   synsets=wn)
         res[key]["kw"] = answer_kw(kw, questions, gold, syntax=False, labelled=lab)
         res[key]["kw_syn"] = answer_kw(kw, questions, gold, syntax=True, labelled=lab)
         # KW-SYN with USP's negation rule (the thesis's KW-SYN has none): is the rule all USP gains?
@@ -494,7 +503,7 @@ def evaluate(model, data: Path, pu_co, splits=("dev", "test")) -> dict:
                                                    same_verb=True)
         res[key]["usp_keep_negated"] = answer_usp(model, questions, gold, ontology=False, labelled=lab,
                                                   skip_negated=False)
-        for s in ("usp_same_verb", "ontousp_same_verb", "usp_keep_negated"):
+        for s in ("usp_same_verb", "ontousp_same_verb", "usp_keep_negated", "usp_similar_verbs"):
             res[key][s].pop("examples", None)
         res[key + "_questions"] = len(questions)
     res["qa_examples"] = {s: res["qa"][s].pop("examples", []) for s in ("usp", "ontousp")}
@@ -503,7 +512,11 @@ def evaluate(model, data: Path, pu_co, splits=("dev", "test")) -> dict:
     return res
 
 
-def run(data: Path, quick: bool = False, log=print, save_model: Path | None = None, ablation: bool = True) -> dict:
+ABLATIONS = ("usp_no_compose", "usp_function_words", "usp_min_merge_parts", "usp_word_candidates")
+
+
+def run(data: Path, quick: bool = False, log=print, save_model: Path | None = None, ablation: bool = True,
+        ablations: tuple[str, ...] = ABLATIONS) -> dict:
     from markovlogic.usp import OntoOptions, USPOptions, read_corpus
 
     sys.path.insert(0, str(data))
@@ -534,18 +547,27 @@ def run(data: Path, quick: bool = False, log=print, save_model: Path | None = No
         # the former reader (those words kept as QLF nodes: COMPOSE fused "was"/"is" into the verb's part)
         from markovlogic.usp.qlf import DROPPED
 
-        for name, opt2, dropped in (("usp_no_compose", USPOptions(compose=False, max_ops=200 if quick else 0), None),
-                                    ("usp_function_words", USPOptions(max_ops=200 if quick else 0), DROPPED)):
+        mo = 200 if quick else 0
+        configs = (("usp_no_compose", USPOptions(compose=False, max_ops=mo), None),
+                   ("usp_function_words", USPOptions(max_ops=mo), DROPPED),
+                   # issue 27's cluster fixes: rare verbs out of MERGE; MERGE candidates by shared argument words
+                   ("usp_min_merge_parts", USPOptions(min_merge_parts=MIN_MERGE_PARTS, max_ops=mo), None),
+                   ("usp_word_candidates", USPOptions(merge_candidates="words", max_ops=mo), None))
+        for name, opt2, dropped in configs:
+            if name not in ablations:
+                continue
             log(f"ablation: {name}")
             qlf2 = qlf if dropped is None else read_corpus([data / f for f in FILES], dropped=dropped)
             model2, times2 = learn_config(qlf2, opt2, onto, log)
             r2 = evaluate(model2, data, pu_co)
-            qa_rows = ("usp", "ontousp", "usp_same_verb", "ontousp_same_verb")
+            qa_rows = ("usp", "ontousp", "usp_same_verb", "ontousp_same_verb", "usp_similar_verbs")
             result.setdefault("ablations", {})[name] = {
                 "sri": {split: {s: r2["sri"][split][s] for s in ("usp", "ontousp")} for split in r2["sri"]},
                 "qa": {s: r2["qa"][s] for s in qa_rows}, "qa_dev": {s: r2["qa_dev"][s] for s in qa_rows},
                 "learn_seconds": times2["learn_seconds"], "learn_cpu_seconds": times2["learn_cpu_seconds"],
-                "qlf_nodes": qlf2.n_nodes, "options": dict(opt2.__dict__), "dropped": list(qlf2.vocab.dropped)}
+                "qlf_nodes": qlf2.n_nodes, "options": dict(opt2.__dict__), "dropped": list(qlf2.vocab.dropped),
+                "clusters": [{"parts": model2.n[c], "forms": model2.cluster_words(c, 10)}
+                             for c in model2.multi_form_clusters()[:40]]}
             del model2, r2
     return result
 
@@ -577,14 +599,25 @@ def report(res: dict, log=print) -> None:
         for name, ab in res.get("ablations", {}).items():
             rows += [(f"{s} ({name[4:]})", r) for s, r in ab[key].items()]
         for system, r in rows:
+            extra = ""
+            if "checked_answered" in r:
+                extra = (f"   sentence-checked {r['checked_correct']}/{r['checked_answered']}; through another verb "
+                         f"{r['cross_verb_answered']} (judge {r['cross_verb_correct']}, sentence check "
+                         f"{r['cross_verb_checked_correct']}/{r['cross_verb_checked']}, WordNet synonyms "
+                         f"{r.get('cross_verb_wordnet_synonyms', '-')})")
             log(f"{system:24} {r['answered']:9d} {r['correct']:8d} {r['accuracy']:8.1f}%   {'':25}"
-                f"{r['answered_labelled']:9d} {r['correct_labelled']:8d} {r['accuracy_labelled']:8.1f}%")
+                f"{r['answered_labelled']:9d} {r['correct_labelled']:8d} {r['accuracy_labelled']:8.1f}%{extra}")
     for s, ex in res.get("qa_examples", {}).items():
         for e in ex[:3]:
             log(f"  {s}: {e}")
     log("\nclusters of several core forms, largest first (as §5.5.4)")
     for c in res["clusters"][:30]:
         log(f"  {c['parts']:6d}  {{{', '.join(c['forms'])}}}")
+    for name, ab in res.get("ablations", {}).items():
+        if ab.get("clusters"):
+            log(f"\nclusters of several core forms ({name[4:]})")
+            for c in ab["clusters"][:15]:
+                log(f"  {c['parts']:6d}  {{{', '.join(c['forms'])}}}")
     log("\nOntoUSP: largest abstract concepts (their ISA children)")
     for kids in res["concepts"]:
         log("  " + "  ".join(kids))
@@ -609,11 +642,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=None, help="the up_ewt folder (default: ../shared/data/up_ewt)")
     parser.add_argument("--quick", action="store_true", help="a few operations only (smoke test)")
     parser.add_argument("--save-model", type=Path, default=None, help="also write the learned model (.usp)")
+    parser.add_argument("--ablations", default=",".join(ABLATIONS),
+                        help=f"comma-separated ablations to learn as well ({', '.join(ABLATIONS)}; '' for none)")
     args = parser.parse_args(argv)
+    ablations = tuple(x for x in args.ablations.split(",") if x)
+    bad = [x for x in ablations if x not in ABLATIONS]
+    if bad:
+        parser.error(f"--ablations: unknown {', '.join(bad)} (known: {', '.join(ABLATIONS)})")
     data = args.data or data_dir() / "up_ewt"
     if not (data / FILES[0]).exists():
         sys.exit(f"no up_ewt data at {data}")
-    res = run(data, quick=args.quick, log=lambda m: print(m, flush=True), save_model=args.save_model)
+    res = run(data, quick=args.quick, log=lambda m: print(m, flush=True), save_model=args.save_model,
+              ablation=bool(ablations), ablations=ablations)
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=2) + "\n")
     report(res)
