@@ -45,7 +45,22 @@ does. USP, OntoUSP and KW-SYN return only answers headed by a noun, proper
 noun or number ("what" asks for a thing); KW returns text and is judged on
 it as it is. USP skips negated parts (Poon's eval.USP; ``usp_keep_negated``
 does not); ``usp_same_verb``/``ontousp_same_verb`` (the setting dev chose)
-answer only from parts headed by the question's verb.
+answer only from parts headed by the question's verb; ``usp_similar_verbs``
+answers through another verb of the cluster only when its (relation,
+argument word) PPMI cosine with the question's verb on the unlabelled trees
+is at least ``MIN_VERB_SIMILARITY`` (0.1, dev). USP and OntoUSP rows also
+have ``checked_answered``/``checked_correct``/``checked_accuracy`` (answers
+from a labelled sentence whose answering verb is a labelled predicate,
+judged by that predicate's own gold arguments: X a gold head of the given
+role, the answer word a gold argument of the asked role) and
+``cross_verb_answered``/``_correct``/``_checked``/``_checked_correct``/
+``_wordnet_synonyms`` (answers only another verb lemma of the cluster gave;
+the last with Debian's wordnet-base installed: verb pairs sharing a WordNet
+3.0 synset). ``--ablations`` picks the extra learnings: ``usp_no_compose``,
+``usp_function_words``, ``usp_min_merge_parts`` (``min_merge_parts=20``: a
+cluster takes part in MERGE only from 20 parts on) and
+``usp_word_candidates`` (MERGE candidates by shared (argument form, argument
+word) pairs); examples/usp/README.md has their dev figures.
 
 Measured 2026-11-27 (``python -m bench.workloads.usp --json usp.json``,
 machine shared): 19 min 32 s wall, 748.7 s CPU, peak RSS 725 MiB for the
