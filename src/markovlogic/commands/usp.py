@@ -248,7 +248,8 @@ def ask_command(
             if max_answers and shown >= max_answers:
                 break
             shown += 1
-            out.print(f"A: {a.text}    [{a.sent_id}, word {a.word}]", markup=False)
+            via = f", via {a.via!r}" if a.via and a.via != q.verb[1].lower() else ""     # another verb of the cluster
+            out.print(f"A: {a.text}    [{a.sent_id}, word {a.word}{via}]", markup=False)
         answered += bool(answers)
     wall, cpu = time.perf_counter() - t0, _cpu() - c0
     console.print(f"{answered} of {len(qs)} questions answered ({wall:.1f} s wall, {cpu:.1f} s CPU)")
