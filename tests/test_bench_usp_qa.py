@@ -81,3 +81,43 @@ def test_tally_counts_labelled_answers_apart():
     r = t.result()
     assert (r["answered"], r["correct"], r["accuracy"]) == (4, 2, 50.0)
     assert (r["answered_labelled"], r["correct_labelled"], r["accuracy_labelled"]) == (2, 1, 50.0)
+
+
+def test_sentence_check_reads_the_gold_arguments_of_the_answering_sentence(tmp_path, monkeypatch):
+    import bench.workloads.usp as B
+    from markovlogic.usp.kb import Answer
+
+    data = folder(tmp_path)
+    g = B.gold_arguments(data)
+    assert g[("dev1", "2")]["ARG1"] == {(3, "widgets")}
+    lab = np.array([True, False])
+    # "What does Acme purchase?" answered by "Widgets" through "bought" in labelled dev1: the reading is right
+    right = Answer("q", "widgets", "Widgets", "dev1", 0, 3, via="buy", via_word=2)
+    wrong_word = Answer("q", "acme", "Acme", "dev1", 0, 1, via="buy", via_word=2)
+    unlabelled = Answer("q", "widgets", "Widgets", "dev1", 1, 3, via="buy", via_word=2)
+    no_pred = Answer("q", "widgets", "Widgets", "dev1", 0, 3, via="buy", via_word=3)
+    assert B.sentence_check("active_obj", "acme", [right], g, lab) is True
+    assert B.sentence_check("active_obj", "acme", [wrong_word], g, lab) is False
+    assert B.sentence_check("active_obj", "widgets", [right], g, lab) is False      # X is not the given ARG0
+    assert B.sentence_check("active_subj", "widgets", [wrong_word], g, lab) is True  # What buys Widgets? Acme
+    assert B.sentence_check("active_obj", "acme", [unlabelled, no_pred], g, lab) is None
+    assert B.sentence_check("active_obj", "acme", [wrong_word, right], g, lab) is True
+    t = _Tally()
+    t.add(False, True)
+    t.add_check(True)
+    t.add_cross(False, True, False)
+    t.add(True, False)
+    t.add_check(None)
+    t.add_check_keys(wordnet=True)
+    r = t.result()
+    assert (r["checked_answered"], r["checked_correct"], r["checked_accuracy"]) == (1, 1, 100.0)
+    assert (r["cross_verb_answered"], r["cross_verb_correct"], r["cross_verb_checked_correct"]) == (1, 0, 1)
+    assert r["cross_verb_wordnet_synonyms"] == 0
+    monkeypatch.setattr(B, "_WORDNET", tmp_path / "no-wordnet")
+    assert B.wordnet_verbs() is None
+    wn = tmp_path / "index.verb"
+    wn.write_text("  1 This software and database is being provided\n"
+                  "buy v 2 1 @ 2 1 02207206 02646757  \npurchase v 1 1 @ 1 1 02207206  \n")
+    monkeypatch.setattr(B, "_WORDNET", wn)
+    syn = B.wordnet_verbs()
+    assert syn["buy"] & syn["purchase"] == {"02207206"}

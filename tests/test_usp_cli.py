@@ -125,3 +125,29 @@ def test_keep_function_words_is_recorded_in_the_model(tmp_path):
         m = USPModel.load(model)
         assert m.vocab.dropped == dropped
         assert any(f.startswith("be:") for f in m.vocab.forms) == bool(flag)     # the passives' "was"
+
+
+def test_ask_names_the_other_verb_and_gates_it_by_similarity(learned, capsys):
+    d, corpus, model, *_ = learned
+    assert main(["usp", "ask", "-m", str(model), "--max-answers", "0", "What does Microsoft buy?"]) == 0
+    wide = capsys.readouterr().out
+    assert "via 'acquire'" in wide or "via 'purchase'" in wide
+    assert main(["usp", "ask", "-m", str(model), "--max-answers", "0", "--min-verb-similarity", "1.5",
+                 "What does Microsoft buy?"]) == 0
+    narrow = capsys.readouterr().out
+    assert "A: " in narrow and "via" not in narrow
+    assert main(["usp", "ask", "-m", str(model), "--min-verb-similarity", "-1", "What does Microsoft buy?"]) == 2
+    assert "min_verb_similarity" in capsys.readouterr().err
+
+
+def test_learn_options_for_merge_candidates(tmp_path, capsys):
+    corpus = tmp_path / "toy.conllu"
+    corpus.write_text(toy_corpus(n=120), encoding="utf-8")
+    for flags in (["--merge-candidates", "words"], ["--min-merge-parts", "5"]):
+        model = tmp_path / f"m{len(flags[1])}.usp"
+        assert main(["usp", "learn", "-i", str(corpus), "-o", str(model), *flags, *LEARN_FAST]) == 0
+        assert model.exists()
+    assert main(["usp", "learn", "-i", str(corpus), "-o", str(tmp_path / "x.usp"), "--merge-candidates", "nouns",
+                 *LEARN_FAST]) == 2
+    assert "merge-candidates" in capsys.readouterr().err
+    assert not (tmp_path / "x.usp").exists()

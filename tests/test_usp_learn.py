@@ -165,3 +165,44 @@ def test_options_are_checked():
         USPOptions(alpha=1.0).check()
     with pytest.raises(OptionError):
         USPOptions(min_shared=-1).check()
+
+
+def test_word_candidates_pair_verbs_that_share_argument_words_in_one_role():
+    from markovlogic.usp.learn import argument_word_pairs
+
+    q = corpus(n=240)
+    st = USPState(q, Priors(-5.0, -10.0))
+    pairs = argument_word_pairs(st.clust, st.ppart, st.aform, q.form, int(st.next_clust), 2, 20)
+    name = {c: st.core_forms[c].split(":")[0] for c in st.n}
+    named = {frozenset((name[a], name[b])) for a, b in pairs}
+    assert {frozenset(p) for p in (("buy", "acquire"), ("buy", "purchase"), ("eat", "devour"))} <= named
+    # companies never eat and people never buy: no such pair shares (relation, word) pairs
+    assert not any({"buy", "eat"} <= p or {"acquire", "devour"} <= p for p in named)
+    # a cluster left out by `eligible` is in no pair
+    buy = next(c for c in st.n if name[c] == "buy")
+    eligible = np.ones(int(st.next_clust) + 1, dtype=bool)
+    eligible[buy] = False
+    pairs2 = argument_word_pairs(st.clust, st.ppart, st.aform, q.form, int(st.next_clust), 2, 20, eligible)
+    assert pairs2 and not any(buy in p for p in pairs2)
+
+
+def test_learning_with_word_candidates_still_finds_the_synonyms():
+    st, _ = learn_usp(corpus(n=240), USPOptions(min_shared=2, merge_candidates="words"))
+    names = {frozenset(st.core_forms[f].split(":")[0] for f in st.F[c]) for c in st.n}
+    assert frozenset({"buy", "acquire", "purchase"}) in names
+    assert frozenset({"eat", "devour"}) in names
+
+
+def test_min_merge_parts_keeps_rare_clusters_out_of_merges():
+    q = corpus(n=240)
+    st, _ = learn_usp(q, USPOptions(min_shared=2))
+    devour = sum(1 for f in q.form.tolist() if st.core_forms[f].startswith("devour:"))
+    eat = sum(1 for f in q.form.tolist() if st.core_forms[f].startswith("eat:"))
+    assert 0 < devour and 0 < eat
+    st2, stats = learn_usp(q, USPOptions(min_shared=2, min_merge_parts=max(devour, eat) + 1))
+    names = {frozenset(st2.core_forms[f].split(":")[0] for f in st2.F[c]) for c in st2.n}
+    assert frozenset({"eat", "devour"}) not in names and frozenset({"eat"}) in names
+    with pytest.raises(OptionError):
+        USPOptions(min_merge_parts=-1).check()
+    with pytest.raises(OptionError):
+        USPOptions(merge_candidates="lemmas").check()

@@ -45,7 +45,22 @@ does. USP, OntoUSP and KW-SYN return only answers headed by a noun, proper
 noun or number ("what" asks for a thing); KW returns text and is judged on
 it as it is. USP skips negated parts (Poon's eval.USP; ``usp_keep_negated``
 does not); ``usp_same_verb``/``ontousp_same_verb`` (the setting dev chose)
-answer only from parts headed by the question's verb.
+answer only from parts headed by the question's verb; ``usp_similar_verbs``
+answers through another verb of the cluster only when its (relation,
+argument word) PPMI cosine with the question's verb on the unlabelled trees
+is at least ``MIN_VERB_SIMILARITY`` (0.1, dev). USP and OntoUSP rows also
+have ``checked_answered``/``checked_correct``/``checked_accuracy`` (answers
+from a labelled sentence whose answering verb is a labelled predicate,
+judged by that predicate's own gold arguments: X a gold head of the given
+role, the answer word a gold argument of the asked role) and
+``cross_verb_answered``/``_correct``/``_checked``/``_checked_correct``/
+``_wordnet_synonyms`` (answers only another verb lemma of the cluster gave;
+the last with Debian's wordnet-base installed: verb pairs sharing a WordNet
+3.0 synset). ``--ablations`` picks the extra learnings: ``usp_no_compose``,
+``usp_function_words``, ``usp_min_merge_parts`` (``min_merge_parts=20``: a
+cluster takes part in MERGE only from 20 parts on) and
+``usp_word_candidates`` (MERGE candidates by shared (argument form, argument
+word) pairs); examples/usp/README.md has their dev figures.
 
 Measured 2026-11-27 (``python -m bench.workloads.usp --json usp.json``,
 machine shared): 19 min 32 s wall, 748.7 s CPU, peak RSS 725 MiB for the
@@ -90,6 +105,8 @@ SYSTEMS_QA = ("usp", "ontousp", "kw", "kw_syn")
 SKIP_VERBS = {"be", "have", "do"}
 NOMINAL = {"NOUN", "PROPN"}
 ANSWER_UPOS = ("NOUN", "PROPN", "NUM")     # an answer to "what" is a nominal (USP, OntoUSP and KW-SYN alike)
+MIN_MERGE_PARTS = 20                       # usp_min_merge_parts: a cluster takes part in MERGE from this many parts
+MIN_VERB_SIMILARITY = 0.1                  # usp_similar_verbs: chosen on dev questions (see examples/usp/README.md)
 
 
 def _cpu() -> float:
@@ -210,13 +227,72 @@ def make_questions(data: Path, split: str = "test", negated: bool = True) -> tup
     return list(questions.items()), gold
 
 
+GIVEN_ASKED = {"active_obj": ("ARG0", "ARG1"), "passive_obj": ("ARG0", "ARG1"),
+               "active_subj": ("ARG1", "ARG0"), "passive_subj": ("ARG1", "ARG0")}
+
+
+def gold_arguments(data: Path) -> dict:
+    """(sent_id, pred_id) -> role -> {(arg word, arg lemma)} of every labelled (dev, test) predicate."""
+    out: dict = defaultdict(lambda: defaultdict(set))
+    for sp in ("dev", "test"):
+        for r in _tsv(data / sp / "arguments.tsv"):
+            out[(r["sent_id"], r["pred_id"])][r["role"]].add((int(r["arg_id"]), r["arg_lemma"].lower()))
+    return out
+
+
+def sentence_check(kind: str, x: str, answers: list, sentence_gold: dict, labelled: np.ndarray) -> bool | None:
+    """The judge of the knowledge-base sentence itself: None when no answer of
+    ``answers`` (one answer lemma) comes from a labelled sentence whose
+    matched part's head is a labelled predicate; else whether one of them has
+    X (lemma ``x``) as a gold head of the question's given role and the
+    answer's word as a gold argument of the asked role of that predicate. For
+    an answer through another verb of the cluster this checks USP's reading
+    of that sentence, not that its verb means the question's."""
+    given, asked = GIVEN_ASKED[kind]
+    out = None
+    for a in answers:
+        if not labelled[a.sentence] or not a.via_word:
+            continue
+        g = sentence_gold.get((a.sent_id, str(a.via_word)))
+        if g is None:
+            continue
+        ok = any(lem == x for _, lem in g.get(given, ())) and any(w == a.word for w, _ in g.get(asked, ()))
+        out = bool(out) or ok
+    return out
+
+
+_WORDNET = Path("/usr/share/wordnet/index.verb")     # Debian's wordnet-base (WordNet 3.0), bench-only and optional
+
+
+def wordnet_verbs() -> dict[str, set[str]] | None:
+    """Verb lemma -> its WordNet 3.0 synset offsets, or None without WordNet."""
+    if not _WORDNET.exists():
+        return None
+    out: dict[str, set[str]] = {}
+    for line in _WORDNET.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line or line.startswith(" "):
+            continue
+        f = line.split()
+        n = int(f[2])
+        out[f[0]] = set(f[-n:])
+    return out
+
+
 def answer_usp(model, questions, gold, ontology: bool, labelled: np.ndarray, skip_negated: bool = True,
-               same_verb: bool = False) -> dict:
+               same_verb: bool = False, min_verb_similarity: float = 0.0, sentence_gold: dict | None = None,
+               synsets: dict | None = None) -> dict:
+    """USP's (or OntoUSP's) answers, judged; with ``sentence_gold`` also the
+    ``checked_*`` keys (:func:`sentence_check`) and the ``cross_verb_*`` keys
+    (answers through another verb lemma of the question's cluster: how many,
+    how many the judge credits, how many the sentence check passes, and, with
+    WordNet's ``synsets``, how many whose verb shares a synset with the
+    question's)."""
     from markovlogic.usp.kb import AnswerOptions, KnowledgeBase
 
     model.smoothed = ontology
     kb = KnowledgeBase(model, ontology=ontology,
-                       options=AnswerOptions(answer_upos=ANSWER_UPOS, skip_negated=skip_negated, same_verb=same_verb))
+                       options=AnswerOptions(answer_upos=ANSWER_UPOS, skip_negated=skip_negated, same_verb=same_verb,
+                                             min_verb_similarity=min_verb_similarity))
     tally = _Tally()
     examples = []
     for key, q in questions:
@@ -224,7 +300,20 @@ def answer_usp(model, questions, gold, ontology: bool, labelled: np.ndarray, ski
         for a in kb.answer(q):
             found.setdefault(a.lemma, []).append(a)
         for lemma, answers in found.items():
-            tally.add(lemma in gold[key], any(labelled[a.sentence] for a in answers))
+            ok = lemma in gold[key]
+            tally.add(ok, any(labelled[a.sentence] for a in answers))
+            if sentence_gold is not None:
+                kind, v, x = key
+                same = [a for a in answers if a.via == v]
+                chk = sentence_check(kind, x, same or answers, sentence_gold, labelled)
+                tally.add_check(chk)
+                if not same:                       # only another verb of the cluster gave this answer
+                    via = {a.via for a in answers}
+                    syn = None if synsets is None else \
+                        any(synsets.get(v, set()) & synsets.get(w, set()) for w in via)
+                    tally.add_cross(ok, chk, syn)
+    if sentence_gold is not None:
+        tally.add_check_keys(synsets is not None)
         ok = [x for x in found if x in gold[key]]
         if ok and len(examples) < 5:
             a = found[ok[0]][0]
@@ -241,6 +330,28 @@ class _Tally:
 
     def __init__(self) -> None:
         self.n = self.k = self.nl = self.kl = 0
+        self.extra: dict[str, int] = {}
+
+    def _inc(self, key: str, by: int = 1) -> None:
+        self.extra[key] = self.extra.get(key, 0) + int(by)
+
+    def add_check(self, ok: bool | None) -> None:
+        self._inc("checked_answered", ok is not None)
+        self._inc("checked_correct", bool(ok))
+
+    def add_check_keys(self, wordnet: bool) -> None:
+        """Every checked/cross-verb key present (0 when nothing was counted)."""
+        for k in ("checked_answered", "checked_correct", "cross_verb_answered", "cross_verb_correct",
+                  "cross_verb_checked", "cross_verb_checked_correct") + (("cross_verb_wordnet_synonyms",) if wordnet else ()):
+            self.extra.setdefault(k, 0)
+
+    def add_cross(self, ok: bool, checked: bool | None, synonym: bool | None) -> None:
+        self._inc("cross_verb_answered")
+        self._inc("cross_verb_correct", ok)
+        self._inc("cross_verb_checked", checked is not None)
+        self._inc("cross_verb_checked_correct", bool(checked))
+        if synonym is not None:
+            self._inc("cross_verb_wordnet_synonyms", synonym)
 
     def add(self, ok: bool, from_labelled: bool) -> None:
         self.n += 1
@@ -252,7 +363,14 @@ class _Tally:
     def result(self) -> dict:
         return {"answered": self.n, "correct": self.k, "accuracy": 100.0 * self.k / self.n if self.n else 0.0,
                 "answered_labelled": self.nl, "correct_labelled": self.kl,
-                "accuracy_labelled": 100.0 * self.kl / self.nl if self.nl else 0.0}
+                "accuracy_labelled": 100.0 * self.kl / self.nl if self.nl else 0.0, **self._extra()}
+
+    def _extra(self) -> dict:
+        out = dict(self.extra)
+        if "checked_answered" in out:
+            n = out["checked_answered"]
+            out["checked_accuracy"] = 100.0 * out["checked_correct"] / n if n else 0.0
+        return out
 
 
 def labelled_sentences(q) -> np.ndarray:
@@ -378,10 +496,17 @@ def evaluate(model, data: Path, pu_co, splits=("dev", "test")) -> dict:
                                          "frame_f1": frame_scores(model, preds, system)}
     kw = Keywords(model.qlf)
     lab = labelled_sentences(model.qlf)
+    sg, wn = gold_arguments(data), wordnet_verbs()
     for key, split in (("qa", "test"), ("qa_dev", "dev")):
         questions, gold = make_questions(data, split)
-        res[key]["usp"] = answer_usp(model, questions, gold, ontology=False, labelled=lab)
-        res[key]["ontousp"] = answer_usp(model, questions, gold, ontology=True, labelled=lab)
+        res[key]["usp"] = answer_usp(model, questions, gold, ontology=False, labelled=lab, sentence_gold=sg, synsets=wn)
+        res[key]["ontousp"] = answer_usp(model, questions, gold, ontology=True, labelled=lab, sentence_gold=sg,
+                                         synsets=wn)
+        # the thesis's whole-cluster rule, gated: another verb of the cluster answers only when it is a distributional
+        # neighbour of the question's verb on the unlabelled trees (threshold chosen on dev questions)
+        res[key]["usp_similar_verbs"] = answer_usp(model, questions, gold, ontology=False, labelled=lab,
+                                                   min_verb_similarity=MIN_VERB_SIMILARITY, sentence_gold=sg,
+                                                   synsets=wn)
         res[key]["kw"] = answer_kw(kw, questions, gold, syntax=False, labelled=lab)
         res[key]["kw_syn"] = answer_kw(kw, questions, gold, syntax=True, labelled=lab)
         # KW-SYN with USP's negation rule (the thesis's KW-SYN has none): is the rule all USP gains?
@@ -393,7 +518,7 @@ def evaluate(model, data: Path, pu_co, splits=("dev", "test")) -> dict:
                                                    same_verb=True)
         res[key]["usp_keep_negated"] = answer_usp(model, questions, gold, ontology=False, labelled=lab,
                                                   skip_negated=False)
-        for s in ("usp_same_verb", "ontousp_same_verb", "usp_keep_negated"):
+        for s in ("usp_same_verb", "ontousp_same_verb", "usp_keep_negated", "usp_similar_verbs"):
             res[key][s].pop("examples", None)
         res[key + "_questions"] = len(questions)
     res["qa_examples"] = {s: res["qa"][s].pop("examples", []) for s in ("usp", "ontousp")}
@@ -402,7 +527,11 @@ def evaluate(model, data: Path, pu_co, splits=("dev", "test")) -> dict:
     return res
 
 
-def run(data: Path, quick: bool = False, log=print, save_model: Path | None = None, ablation: bool = True) -> dict:
+ABLATIONS = ("usp_no_compose", "usp_function_words", "usp_min_merge_parts", "usp_word_candidates")
+
+
+def run(data: Path, quick: bool = False, log=print, save_model: Path | None = None, ablation: bool = True,
+        ablations: tuple[str, ...] = ABLATIONS) -> dict:
     from markovlogic.usp import OntoOptions, USPOptions, read_corpus
 
     sys.path.insert(0, str(data))
@@ -433,18 +562,27 @@ def run(data: Path, quick: bool = False, log=print, save_model: Path | None = No
         # the former reader (those words kept as QLF nodes: COMPOSE fused "was"/"is" into the verb's part)
         from markovlogic.usp.qlf import DROPPED
 
-        for name, opt2, dropped in (("usp_no_compose", USPOptions(compose=False, max_ops=200 if quick else 0), None),
-                                    ("usp_function_words", USPOptions(max_ops=200 if quick else 0), DROPPED)):
+        mo = 200 if quick else 0
+        configs = (("usp_no_compose", USPOptions(compose=False, max_ops=mo), None),
+                   ("usp_function_words", USPOptions(max_ops=mo), DROPPED),
+                   # issue 27's cluster fixes: rare verbs out of MERGE; MERGE candidates by shared argument words
+                   ("usp_min_merge_parts", USPOptions(min_merge_parts=MIN_MERGE_PARTS, max_ops=mo), None),
+                   ("usp_word_candidates", USPOptions(merge_candidates="words", max_ops=mo), None))
+        for name, opt2, dropped in configs:
+            if name not in ablations:
+                continue
             log(f"ablation: {name}")
             qlf2 = qlf if dropped is None else read_corpus([data / f for f in FILES], dropped=dropped)
             model2, times2 = learn_config(qlf2, opt2, onto, log)
             r2 = evaluate(model2, data, pu_co)
-            qa_rows = ("usp", "ontousp", "usp_same_verb", "ontousp_same_verb")
+            qa_rows = ("usp", "ontousp", "usp_same_verb", "ontousp_same_verb", "usp_similar_verbs")
             result.setdefault("ablations", {})[name] = {
                 "sri": {split: {s: r2["sri"][split][s] for s in ("usp", "ontousp")} for split in r2["sri"]},
                 "qa": {s: r2["qa"][s] for s in qa_rows}, "qa_dev": {s: r2["qa_dev"][s] for s in qa_rows},
                 "learn_seconds": times2["learn_seconds"], "learn_cpu_seconds": times2["learn_cpu_seconds"],
-                "qlf_nodes": qlf2.n_nodes, "options": dict(opt2.__dict__), "dropped": list(qlf2.vocab.dropped)}
+                "qlf_nodes": qlf2.n_nodes, "options": dict(opt2.__dict__), "dropped": list(qlf2.vocab.dropped),
+                "clusters": [{"parts": model2.n[c], "forms": model2.cluster_words(c, 10)}
+                             for c in model2.multi_form_clusters()[:40]]}
             del model2, r2
     return result
 
@@ -476,14 +614,25 @@ def report(res: dict, log=print) -> None:
         for name, ab in res.get("ablations", {}).items():
             rows += [(f"{s} ({name[4:]})", r) for s, r in ab[key].items()]
         for system, r in rows:
+            extra = ""
+            if "checked_answered" in r:
+                extra = (f"   sentence-checked {r['checked_correct']}/{r['checked_answered']}; through another verb "
+                         f"{r['cross_verb_answered']} (judge {r['cross_verb_correct']}, sentence check "
+                         f"{r['cross_verb_checked_correct']}/{r['cross_verb_checked']}, WordNet synonyms "
+                         f"{r.get('cross_verb_wordnet_synonyms', '-')})")
             log(f"{system:24} {r['answered']:9d} {r['correct']:8d} {r['accuracy']:8.1f}%   {'':25}"
-                f"{r['answered_labelled']:9d} {r['correct_labelled']:8d} {r['accuracy_labelled']:8.1f}%")
+                f"{r['answered_labelled']:9d} {r['correct_labelled']:8d} {r['accuracy_labelled']:8.1f}%{extra}")
     for s, ex in res.get("qa_examples", {}).items():
         for e in ex[:3]:
             log(f"  {s}: {e}")
     log("\nclusters of several core forms, largest first (as §5.5.4)")
     for c in res["clusters"][:30]:
         log(f"  {c['parts']:6d}  {{{', '.join(c['forms'])}}}")
+    for name, ab in res.get("ablations", {}).items():
+        if ab.get("clusters"):
+            log(f"\nclusters of several core forms ({name[4:]})")
+            for c in ab["clusters"][:15]:
+                log(f"  {c['parts']:6d}  {{{', '.join(c['forms'])}}}")
     log("\nOntoUSP: largest abstract concepts (their ISA children)")
     for kids in res["concepts"]:
         log("  " + "  ".join(kids))
@@ -508,11 +657,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=None, help="the up_ewt folder (default: ../shared/data/up_ewt)")
     parser.add_argument("--quick", action="store_true", help="a few operations only (smoke test)")
     parser.add_argument("--save-model", type=Path, default=None, help="also write the learned model (.usp)")
+    parser.add_argument("--ablations", default=",".join(ABLATIONS),
+                        help=f"comma-separated ablations to learn as well ({', '.join(ABLATIONS)}; '' for none)")
     args = parser.parse_args(argv)
+    ablations = tuple(x for x in args.ablations.split(",") if x)
+    bad = [x for x in ablations if x not in ABLATIONS]
+    if bad:
+        parser.error(f"--ablations: unknown {', '.join(bad)} (known: {', '.join(ABLATIONS)})")
     data = args.data or data_dir() / "up_ewt"
     if not (data / FILES[0]).exists():
         sys.exit(f"no up_ewt data at {data}")
-    res = run(data, quick=args.quick, log=lambda m: print(m, flush=True), save_model=args.save_model)
+    res = run(data, quick=args.quick, log=lambda m: print(m, flush=True), save_model=args.save_model,
+              ablation=bool(ablations), ablations=ablations)
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=2) + "\n")
     report(res)

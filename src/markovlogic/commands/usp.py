@@ -71,6 +71,8 @@ def learn_command(
     beta: float = typer.Option(-10.0, "--beta", help="Log prior per conj edge inside one cluster (thesis: -10)."),
     threshold: float = typer.Option(10.0, "--threshold", help="Least improvement of the objective an operation must bring (thesis: 10)."),
     min_shared: int = typer.Option(10, "--min-shared", help="MERGE candidates: clusters sharing this many neighbour clusters."),
+    min_merge_parts: int = typer.Option(0, "--min-merge-parts", help="MERGE candidates: only clusters of at least this many parts (0: all, as the thesis)."),
+    merge_candidates: str = typer.Option("clusters", "--merge-candidates", help="MERGE candidates: 'clusters' (sharing --min-shared neighbour clusters, as Poon's code) or 'words' (sharing --min-shared (relation, argument word) pairs, nearest by PPMI cosine)."),
     min_compose: int = typer.Option(50, "--min-compose", help="COMPOSE candidates: parent/argument cluster pairs seen this often."),
     compose: bool = typer.Option(True, "--compose/--no-compose", help="Use the COMPOSE operator."),
     function_words: bool = typer.Option(False, "--keep-function-words", help="Keep auxiliaries, copulas, determiners and expletives as QLF nodes (default: left out, as Poon's reader)."),
@@ -89,7 +91,7 @@ def learn_command(
     from ..usp.qlf import DROPPED, POON_DROPPED
 
     options = USPOptions(alpha=alpha, beta=beta, threshold=threshold, min_shared=min_shared, min_compose=min_compose,
-                         compose=compose, merge_roles=role_merges, max_ops=max_ops, time_limit=time_limit)
+                         min_merge_parts=min_merge_parts, merge_candidates=merge_candidates, compose=compose, merge_roles=role_merges, max_ops=max_ops, time_limit=time_limit)
     options.check()
     onto_options = OntoOptions(m=onto_m, tp=onto_tp, alpha=alpha, threshold=threshold) if onto else None
     if onto_options is not None:
@@ -206,6 +208,7 @@ def ask_command(
     same_verb: bool = typer.Option(False, "--same-verb", help="Answer only from parts headed by the question's verb "
                                    "(its cluster still matches the argument types: passive finds active)."),
     keep_negated: bool = typer.Option(False, "--keep-negated", help="Also answer from negated parts (X does not V Y)."),
+    min_verb_similarity: float = typer.Option(0.0, "--min-verb-similarity", help="Answer through another verb of the cluster only when its (relation, argument word) PPMI cosine with the question's verb is at least this (0: every verb, as the thesis)."),
     max_answers: int = typer.Option(10, "--max-answers", help="Answers printed per question (0: all)."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write the figures as JSON."),
 ) -> None:
@@ -227,7 +230,8 @@ def ask_command(
     with progress.task("reading the model"):
         model = _load(model_path)
     model.smoothed = not flat
-    kb = KnowledgeBase(model, ontology=not flat, options=AnswerOptions(skip_negated=not keep_negated, same_verb=same_verb))
+    kb = KnowledgeBase(model, ontology=not flat, options=AnswerOptions(skip_negated=not keep_negated, same_verb=same_verb,
+                                                                        min_verb_similarity=min_verb_similarity))
     answered = 0
     for text in qs:
         q = kb.question_from_text(text)
@@ -244,7 +248,8 @@ def ask_command(
             if max_answers and shown >= max_answers:
                 break
             shown += 1
-            out.print(f"A: {a.text}    [{a.sent_id}, word {a.word}]", markup=False)
+            via = f", via {a.via!r}" if a.via and a.via != q.verb[1].lower() else ""     # another verb of the cluster
+            out.print(f"A: {a.text}    [{a.sent_id}, word {a.word}{via}]", markup=False)
         answered += bool(answers)
     wall, cpu = time.perf_counter() - t0, _cpu() - c0
     console.print(f"{answered} of {len(qs)} questions answered ({wall:.1f} s wall, {cpu:.1f} s CPU)")

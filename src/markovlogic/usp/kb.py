@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from ..errors import MarkovLogicError
 from ..text.conllu import read_conllu_lines
@@ -80,15 +81,62 @@ class AnswerOptions:
       passive question finds active sentences), but another verb of the
       cluster ("acquired" for "bought") gives no answer. Off by default (the
       thesis answers through the whole cluster); see examples/usp/README.md for
-      what dev questions say about it."""
+      what dev questions say about it.
+    * ``min_verb_similarity``: answer through another verb of the cluster only
+      when that verb and the question's verb are distributional neighbours:
+      the cosine of their PPMI-weighted vectors of (relation, argument word)
+      pairs counted over the knowledge base's own (unlabelled) trees is at
+      least this (:func:`verb_similarity`). 0 (the default): every verb of the
+      cluster answers, as in the thesis; above 1: only the question's verb,
+      as ``same_verb``. The cluster still decides the argument types."""
 
     answer_upos: tuple[str, ...] | None = ("NOUN", "PROPN", "NUM")
     skip_negated: bool = True
     same_verb: bool = False
+    min_verb_similarity: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.min_verb_similarity >= 0:
+            raise QuestionError(f"min_verb_similarity must be >= 0, not {self.min_verb_similarity!r}")
 
 
 class QuestionError(MarkovLogicError):
     """A question that is not of a form USP answers."""
+
+
+def argument_vectors(q, lemma_of_node: np.ndarray, n_lemmas: int) -> sp.csr_matrix:
+    """Row ``l``: the L2-normalised PPMI vector of lemma ``l`` over the
+    (relation, argument form) pairs of its words' dependents in the QLF corpus
+    ``q`` (collapsed labels, ``lemma:UPOS`` forms): the distributional
+    profile of a predicate by who fills which of its argument slots. Read from
+    the trees only."""
+    c = np.nonzero(np.asarray(q.head) >= 0)[0]
+    shape0 = int(n_lemmas)
+    if len(c) == 0:
+        return sp.csr_matrix((shape0, 1), dtype=np.float64)
+    rows = np.asarray(lemma_of_node, dtype=np.int64)[np.asarray(q.head, dtype=np.int64)[c]]
+    nf = int(np.max(q.form)) + 2
+    feat = np.asarray(q.label, dtype=np.int64)[c] * nf + (np.asarray(q.form, dtype=np.int64)[c] + 1)
+    fid, finv = np.unique(feat, return_inverse=True)
+    M = sp.csr_matrix((np.ones(len(c)), (rows, finv)), shape=(shape0, len(fid)))
+    M.sum_duplicates()
+    total = M.sum()
+    rs = np.asarray(M.sum(axis=1)).ravel()
+    cs = np.asarray(M.sum(axis=0)).ravel()
+    M = M.tocoo()
+    pmi = np.log(M.data * total / (rs[M.row] * cs[M.col]))
+    keep = pmi > 0
+    P = sp.csr_matrix((pmi[keep], (M.row[keep], M.col[keep])), shape=M.shape)
+    norm = np.sqrt(np.asarray(P.multiply(P).sum(axis=1)).ravel())
+    norm[norm == 0] = 1.0
+    return sp.csr_matrix(sp.diags(1.0 / norm) @ P)
+
+
+def verb_similarity(vectors: sp.csr_matrix, a: int, b: int) -> float:
+    """Cosine of the argument vectors of lemmas ``a`` and ``b`` (1 for a == b)."""
+    if a == b:
+        return 1.0
+    return float(vectors[a].multiply(vectors[b]).sum())
 
 
 @dataclass
@@ -192,6 +240,8 @@ class Answer:
     sent_id: str
     sentence: int
     word: int               # 1-based word of the head in its sentence
+    via: str = ""           # lemma of the head of the matched part (the verb that gave the answer)
+    via_word: int = 0       # its 1-based word in the sentence
 
 
 _PATTERNS = [
@@ -240,6 +290,8 @@ class KnowledgeBase:
         self._o2 = np.argsort(self._k2, kind="stable")
         self._s2 = self._k2[self._o2]
         self._lexicon: dict | None = None
+        self._vectors: sp.csr_matrix | None = None
+        self._sim_cache: dict[tuple[int, int], float] = {}
 
     def _ntypes(self) -> int:
         return int(max(self.model.owner, default=0)) + 2
@@ -355,6 +407,9 @@ class KnowledgeBase:
         verb_lemma = -1                            # with same_verb: the lemma a matching part's head must have
         if self.options.same_verb:
             verb_lemma = self._lemma_index.get(question.verb[1].lower(), -2)
+        sim_lemma = None                           # with min_verb_similarity: the question verb's lemma (-1: unknown)
+        if not self.options.same_verb and self.options.min_verb_similarity > 0:
+            sim_lemma = self._lemma_index.get(question.verb[1].lower(), -1)
         out: list[Answer] = []
         for c in clusters:
             if c == cq:
@@ -364,8 +419,33 @@ class KnowledgeBase:
                 ts = self.model.types.get(c, [])
                 pairs = [(a, b) for a in ts if onto.role(a) == rx for b in ts if onto.role(b) == rq and a != b]
             for ta, tb in pairs:
-                out += self._lookup(question, c, ta, tb, lid, verb_lemma)
+                out += self._lookup(question, c, ta, tb, lid, verb_lemma, sim_lemma)
         return out
+
+    def similar_verbs(self, qlemma: int, lemma: int) -> bool:
+        """Does a part headed by ``lemma`` answer a question about ``qlemma``
+        under ``min_verb_similarity``? (``qlemma`` -1: a verb the corpus lacks.)"""
+        if qlemma == lemma:
+            return True
+        if qlemma < 0:
+            return False
+        key = (qlemma, lemma)
+        hit = self._sim_cache.get(key)
+        if hit is None:
+            if self._vectors is None:
+                self._vectors = argument_vectors(self.q, self._lemma_of_node, len(self._lemmas))
+            hit = self._sim_cache[key] = verb_similarity(self._vectors, qlemma, lemma)
+        return hit >= self.options.min_verb_similarity
+
+    def verb_similarity(self, a: str, b: str) -> float:
+        """The distributional similarity :attr:`AnswerOptions.min_verb_similarity`
+        compares, of two lemmas of the corpus (0 when either is unknown)."""
+        ia, ib = self._lemma_index.get(a.lower()), self._lemma_index.get(b.lower())
+        if ia is None or ib is None:
+            return 0.0
+        if self._vectors is None:
+            self._vectors = argument_vectors(self.q, self._lemma_of_node, len(self._lemmas))
+        return verb_similarity(self._vectors, ia, ib)
 
     def head_clusters(self) -> dict[str, set[int]]:
         """Lemma -> the clusters of the parts headed by a word of that lemma."""
@@ -379,7 +459,8 @@ class KnowledgeBase:
             self._heads = out
         return self._heads
 
-    def _lookup(self, question: Question, c: int, tx: int, tq: int, lid: int, verb_lemma: int = -1) -> list[Answer]:
+    def _lookup(self, question: Question, c: int, tx: int, tq: int, lid: int, verb_lemma: int = -1,
+                sim_lemma: int | None = None) -> list[Answer]:
         key = self._key(c, tx, lid)
         lo, hi = np.searchsorted(self._s1, key), np.searchsorted(self._s1, key, side="right")
         out = []
@@ -390,6 +471,8 @@ class KnowledgeBase:
                 continue                           # "X does not V Y" answers no question
             if verb_lemma != -1 and self._lemma_of_node[parent] != verb_lemma:
                 continue                           # same_verb: another verb of the cluster
+            if sim_lemma is not None and not self.similar_verbs(sim_lemma, int(self._lemma_of_node[parent])):
+                continue                           # another verb of the cluster, not a distributional neighbour
             x_child = int(self.arg_child[row])
             k2 = parent * (self._ntypes() + 1) + tq
             a, b = np.searchsorted(self._s2, k2), np.searchsorted(self._s2, k2, side="right")
@@ -401,8 +484,10 @@ class KnowledgeBase:
                 if self.answer_upos is not None and str(q.tok_upos[tok]) not in self.answer_upos:
                     continue                       # "what" asks for a thing: a nominal head
                 s = int(q.sent[child])
+                ptok = int(q.node_tok[parent])
                 out.append(Answer(question.text, str(q.tok_lemma[tok]).lower(), self.phrase(tok), q.sent_ids[s], s,
-                                  tok - int(q.tok_start[s]) + 1))
+                                  tok - int(q.tok_start[s]) + 1, str(self._lemmas[self._lemma_of_node[parent]]),
+                                  ptok - int(q.tok_start[s]) + 1))
         return out
 
     def phrase(self, tok: int) -> str:

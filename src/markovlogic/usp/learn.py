@@ -40,6 +40,8 @@ class USPOptions:
     threshold: float = 10.0        # an operation must improve the objective by more than this
     min_shared: int = 10           # MERGE candidates: clusters sharing at least this many neighbour clusters
     max_partners: int = 20         # ... of which the most similar (cosine) per cluster
+    min_merge_parts: int = 0       # MERGE candidates: only clusters of at least this many parts (0: all; not Poon's)
+    merge_candidates: str = "clusters"  # "clusters": shared neighbour clusters (Poon); "words": shared (relation, argument word)
     min_compose: int = 50          # COMPOSE candidates: parent/argument cluster pairs seen this often
     compose: bool = True
     merge_roles: bool = True
@@ -51,11 +53,14 @@ class USPOptions:
     def check(self) -> None:
         if self.alpha > 0 or self.beta > 0:
             raise OptionError("--alpha and --beta are log priors: they must be <= 0")
-        for name in ("min_shared", "max_partners", "min_compose", "max_rounds", "max_ops", "max_role_types"):
+        for name in ("min_shared", "max_partners", "min_compose", "max_rounds", "max_ops", "max_role_types",
+                     "min_merge_parts"):
             if getattr(self, name) < 0:
                 raise OptionError(f"{name.replace('_', '-')} must be >= 0")
         if self.threshold < 0:
             raise OptionError("--threshold must be >= 0")
+        if self.merge_candidates not in ("clusters", "words"):
+            raise OptionError(f"--merge-candidates must be clusters or words, not {self.merge_candidates!r}")
 
 
 @dataclass
@@ -79,13 +84,14 @@ Progress = Callable[[str, LearnStats], None]
 
 
 def neighbour_pairs(clust: np.ndarray, ppart: np.ndarray, n_clusters: int, min_shared: int,
-                    max_partners: int) -> list[tuple[int, int]]:
+                    max_partners: int, eligible: np.ndarray | None = None) -> list[tuple[int, int]]:
     """Pairs of clusters that share at least ``min_shared`` neighbouring
     clusters (clusters their parts are arguments of, or take as arguments;
     Poon's code: ``minMCCnt``), each cluster's ``max_partners`` most similar
     (cosine over the neighbours) kept: the MERGE (and ABSTRACT) candidates.
     ``clust`` and ``ppart`` are the parse arrays (cluster and parent part of
-    each part root)."""
+    each part root). ``eligible`` (boolean per cluster id): only these
+    clusters are paired (their neighbours may be any cluster)."""
     u = np.nonzero(ppart >= 0)[0]
     if len(u) == 0:
         return []
@@ -98,6 +104,8 @@ def neighbour_pairs(clust: np.ndarray, ppart: np.ndarray, n_clusters: int, min_s
     rows, feats = pairs // (2 * nc + 2), pairs % (2 * nc + 2)
     deg = np.bincount(rows, minlength=nc)
     keep = deg[rows] >= min_shared
+    if eligible is not None:
+        keep &= np.asarray(eligible, dtype=bool)[rows]
     rows, feats = rows[keep], feats[keep]
     if len(rows) == 0:
         return []
@@ -113,6 +121,70 @@ def neighbour_pairs(clust: np.ndarray, ppart: np.ndarray, n_clusters: int, min_s
         S[np.arange(S.shape[0]), np.arange(lo, lo + S.shape[0])] = 0
         cos = S / np.sqrt(np.outer(d[lo:lo + step], d))
         cos[S < min_shared] = 0
+        k = min(max_partners, cos.shape[1])
+        top = np.argpartition(-cos, k - 1, axis=1)[:, :k] if k < cos.shape[1] else \
+            np.tile(np.arange(cos.shape[1]), (cos.shape[0], 1))
+        ii, jj = np.nonzero(np.take_along_axis(cos, top, axis=1) > 0)
+        a = rid[lo + ii]
+        b = rid[top[ii, jj]]
+        for x, y in zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist()):
+            out.add((x, y))
+    return sorted(out)
+
+
+def argument_word_pairs(clust: np.ndarray, ppart: np.ndarray, aform: np.ndarray, form: np.ndarray, n_clusters: int,
+                        min_shared: int, max_partners: int, eligible: np.ndarray | None = None
+                        ) -> list[tuple[int, int]]:
+    """MERGE candidates by distributional similarity over argument words:
+    each cluster is the PPMI-weighted vector of the (argument form, argument
+    word) pairs of its parts' arguments (``aform`` and the word's ``form`` of
+    each argument part root), and each cluster is paired with its
+    ``max_partners`` nearest (cosine) among the clusters it shares at least
+    ``min_shared`` such pairs with (both with positive PPMI). Unlike
+    :func:`neighbour_pairs`, two verbs whose arguments are merely pronouns
+    and common nouns of any role share little: the pairs must be the same
+    words in the same argument role."""
+    u = np.nonzero(ppart >= 0)[0]
+    if len(u) == 0:
+        return []
+    rows = np.asarray(clust, dtype=np.int64)[np.asarray(ppart, dtype=np.int64)[u]]
+    nf = int(np.max(form)) + 2
+    feats = np.asarray(aform, dtype=np.int64)[u] * nf + (np.asarray(form, dtype=np.int64)[u] + 1)
+    if eligible is not None:
+        keep = np.asarray(eligible, dtype=bool)[rows]
+        rows, feats = rows[keep], feats[keep]
+    if len(rows) == 0:
+        return []
+    rid, r_index = np.unique(rows, return_inverse=True)
+    fid, f_index = np.unique(feats, return_inverse=True)
+    M = sp.csr_matrix((np.ones(len(rows)), (r_index, f_index)), shape=(len(rid), len(fid)))
+    M.sum_duplicates()
+    total = M.sum()
+    rs = np.asarray(M.sum(axis=1)).ravel()
+    cs = np.asarray(M.sum(axis=0)).ravel()
+    C = M.tocoo()
+    pmi = np.log(C.data * total / (rs[C.row] * cs[C.col]))
+    pos = pmi > 0
+    P = sp.csr_matrix((pmi[pos], (C.row[pos], C.col[pos])), shape=M.shape)
+    deg = np.diff(P.indptr)
+    live = np.nonzero(deg >= max(min_shared, 1))[0]
+    if len(live) < 2:
+        return []
+    P = P[live]
+    rid = rid[live]
+    norm = np.sqrt(np.asarray(P.multiply(P).sum(axis=1)).ravel())
+    P = sp.csr_matrix(sp.diags(1.0 / norm) @ P)
+    B = P.copy()
+    B.data[:] = 1.0
+    Pt, Bt = P.T.tocsr(), B.T.tocsr()
+    out: set[tuple[int, int]] = set()
+    step = 512
+    for lo in range(0, P.shape[0], step):
+        cos = (P[lo:lo + step] @ Pt).toarray()
+        shared = (B[lo:lo + step] @ Bt).toarray()
+        idx = np.arange(cos.shape[0])
+        cos[idx, lo + idx] = 0
+        cos[shared < min_shared] = 0
         k = min(max_partners, cos.shape[1])
         top = np.argpartition(-cos, k - 1, axis=1)[:, :k] if k < cos.shape[1] else \
             np.tile(np.arange(cos.shape[1]), (cos.shape[0], 1))
@@ -151,7 +223,15 @@ class Learner:
     # ------------------------------------------------------------ candidates
     def merge_candidates(self) -> list[tuple[int, int]]:
         s = self.s
-        return neighbour_pairs(s.clust, s.ppart, int(s.next_clust), self.o.min_shared, self.o.max_partners)
+        eligible = None
+        if self.o.min_merge_parts > 0:                # rare clusters take part in no MERGE
+            eligible = np.zeros(int(s.next_clust) + 1, dtype=bool)
+            big = [c for c, k in s.n.items() if k >= self.o.min_merge_parts]
+            eligible[np.asarray(big, dtype=np.int64)] = True
+        if self.o.merge_candidates == "words":
+            return argument_word_pairs(s.clust, s.ppart, s.aform, s.qlf.form, int(s.next_clust), self.o.min_shared,
+                                       self.o.max_partners, eligible)
+        return neighbour_pairs(s.clust, s.ppart, int(s.next_clust), self.o.min_shared, self.o.max_partners, eligible)
 
     def compose_candidates(self) -> list[tuple[int, int]]:
         s = self.s
