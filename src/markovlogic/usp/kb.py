@@ -48,6 +48,7 @@ from ..text.conllu import read_conllu_lines
 from .model import USPModel
 from .parse import VIRTUAL, WILDCARD, Parser
 from .qlf import build_qlf
+from .vectors import ppmi
 
 KINDS = ("active_obj", "active_subj", "passive_subj", "passive_obj")
 
@@ -118,18 +119,7 @@ def argument_vectors(q, lemma_of_node: np.ndarray, n_lemmas: int) -> sp.csr_matr
     nf = int(np.max(q.form)) + 2
     feat = np.asarray(q.label, dtype=np.int64)[c] * nf + (np.asarray(q.form, dtype=np.int64)[c] + 1)
     fid, finv = np.unique(feat, return_inverse=True)
-    M = sp.csr_matrix((np.ones(len(c)), (rows, finv)), shape=(shape0, len(fid)))
-    M.sum_duplicates()
-    total = M.sum()
-    rs = np.asarray(M.sum(axis=1)).ravel()
-    cs = np.asarray(M.sum(axis=0)).ravel()
-    M = M.tocoo()
-    pmi = np.log(M.data * total / (rs[M.row] * cs[M.col]))
-    keep = pmi > 0
-    P = sp.csr_matrix((pmi[keep], (M.row[keep], M.col[keep])), shape=M.shape)
-    norm = np.sqrt(np.asarray(P.multiply(P).sum(axis=1)).ravel())
-    norm[norm == 0] = 1.0
-    return sp.csr_matrix(sp.diags(1.0 / norm) @ P)
+    return ppmi(sp.csr_matrix((np.ones(len(c)), (rows, finv)), shape=(shape0, len(fid))))
 
 
 def verb_similarity(vectors: sp.csr_matrix, a: int, b: int) -> float:

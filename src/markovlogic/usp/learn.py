@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from ..errors import OptionError
 from .qlf import QLFCorpus
 from .state import Priors, USPState
+from .vectors import nearest_pairs, ppmi
 
 
 @dataclass
@@ -113,23 +114,16 @@ def neighbour_pairs(clust: np.ndarray, ppart: np.ndarray, n_clusters: int, min_s
     fid, f_index = np.unique(feats, return_inverse=True)
     B = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (r_index, f_index)), shape=(len(rid), len(fid)))
     d = np.asarray(B.sum(axis=1)).ravel()
-    out: set[tuple[int, int]] = set()
-    step = 512
     Bt = B.T.tocsr()
-    for lo in range(0, len(rid), step):
-        S = (B[lo:lo + step] @ Bt).toarray()
-        S[np.arange(S.shape[0]), np.arange(lo, lo + S.shape[0])] = 0
-        cos = S / np.sqrt(np.outer(d[lo:lo + step], d))
+
+    def scores(lo: int, hi: int) -> np.ndarray:
+        S = (B[lo:hi] @ Bt).toarray()
+        S[np.arange(hi - lo), np.arange(lo, hi)] = 0
+        cos = S / np.sqrt(np.outer(d[lo:hi], d))
         cos[S < min_shared] = 0
-        k = min(max_partners, cos.shape[1])
-        top = np.argpartition(-cos, k - 1, axis=1)[:, :k] if k < cos.shape[1] else \
-            np.tile(np.arange(cos.shape[1]), (cos.shape[0], 1))
-        ii, jj = np.nonzero(np.take_along_axis(cos, top, axis=1) > 0)
-        a = rid[lo + ii]
-        b = rid[top[ii, jj]]
-        for x, y in zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist()):
-            out.add((x, y))
-    return sorted(out)
+        return cos
+
+    return nearest_pairs(rid, scores, max_partners)
 
 
 def argument_word_pairs(clust: np.ndarray, ppart: np.ndarray, aform: np.ndarray, form: np.ndarray, n_clusters: int,
@@ -157,43 +151,24 @@ def argument_word_pairs(clust: np.ndarray, ppart: np.ndarray, aform: np.ndarray,
         return []
     rid, r_index = np.unique(rows, return_inverse=True)
     fid, f_index = np.unique(feats, return_inverse=True)
-    M = sp.csr_matrix((np.ones(len(rows)), (r_index, f_index)), shape=(len(rid), len(fid)))
-    M.sum_duplicates()
-    total = M.sum()
-    rs = np.asarray(M.sum(axis=1)).ravel()
-    cs = np.asarray(M.sum(axis=0)).ravel()
-    C = M.tocoo()
-    pmi = np.log(C.data * total / (rs[C.row] * cs[C.col]))
-    pos = pmi > 0
-    P = sp.csr_matrix((pmi[pos], (C.row[pos], C.col[pos])), shape=M.shape)
-    deg = np.diff(P.indptr)
-    live = np.nonzero(deg >= max(min_shared, 1))[0]
+    P = ppmi(sp.csr_matrix((np.ones(len(rows)), (r_index, f_index)), shape=(len(rid), len(fid))))
+    live = np.nonzero(np.diff(P.indptr) >= max(min_shared, 1))[0]
     if len(live) < 2:
         return []
     P = P[live]
     rid = rid[live]
-    norm = np.sqrt(np.asarray(P.multiply(P).sum(axis=1)).ravel())
-    P = sp.csr_matrix(sp.diags(1.0 / norm) @ P)
     B = P.copy()
     B.data[:] = 1.0
     Pt, Bt = P.T.tocsr(), B.T.tocsr()
-    out: set[tuple[int, int]] = set()
-    step = 512
-    for lo in range(0, P.shape[0], step):
-        cos = (P[lo:lo + step] @ Pt).toarray()
-        shared = (B[lo:lo + step] @ Bt).toarray()
-        idx = np.arange(cos.shape[0])
-        cos[idx, lo + idx] = 0
+
+    def scores(lo: int, hi: int) -> np.ndarray:
+        cos = (P[lo:hi] @ Pt).toarray()
+        shared = (B[lo:hi] @ Bt).toarray()
+        cos[np.arange(hi - lo), np.arange(lo, hi)] = 0
         cos[shared < min_shared] = 0
-        k = min(max_partners, cos.shape[1])
-        top = np.argpartition(-cos, k - 1, axis=1)[:, :k] if k < cos.shape[1] else \
-            np.tile(np.arange(cos.shape[1]), (cos.shape[0], 1))
-        ii, jj = np.nonzero(np.take_along_axis(cos, top, axis=1) > 0)
-        a = rid[lo + ii]
-        b = rid[top[ii, jj]]
-        for x, y in zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist()):
-            out.add((x, y))
-    return sorted(out)
+        return cos
+
+    return nearest_pairs(rid, scores, max_partners)
 
 
 class Learner:
