@@ -158,3 +158,19 @@ def test_default_map_returns_the_rounded_world_when_maxwalksat_does_not_fit(monk
     assert res.stats["path"] == "lp-rounding" and res.stats["maxwalksat_cost"] is None
     assert res.cost == pytest.approx(net.cost(res.world))
     assert res.bound is not None and res.gap is not None and res.gap >= 0.0
+
+
+def test_solvers_writing_weights_leave_the_networks_arrays_alone():
+    """sat_arrays shares the network's weight array; the MC-SAT chain and the
+    MaxWalkSAT search write new weights, and must not write through it."""
+    from markovlogic.infer.maxwalksat import Search
+    from markovlogic.infer.mcsat import MCSATChain
+
+    net = _random_network(5)
+    before = net.weight.copy()
+    assert sat_arrays(net).weight is net.weight            # shared: the premise of this test
+    chain = MCSATChain(net)
+    chain.set_weights(np.full(net.n_clauses, 0.25))
+    search = Search(sat_arrays(net), 0)
+    search.set_weights(np.full(net.n_clauses, -0.5))
+    assert np.array_equal(net.weight, before)

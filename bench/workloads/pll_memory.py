@@ -17,9 +17,10 @@ parsing, kernel loading and grounding included), and the largest absolute
 difference of the learned weights between the two. A third process,
 ``floor``, runs the same command on a 3-atom model and database: the memory
 every ``mln learn`` process needs before any grounding (imports of numpy,
-scipy, numba, DuckDB and pandas, numba's runtime, the DuckDB store).
+scipy, numba and DuckDB, numba's runtime, the DuckDB store; pandas before
+the Arrow reader, below).
 
-    PYTHONPATH=src python -m bench.workloads.pll_memory [--fold 1] [--json OUT.json]
+    PYTHONPATH=src python -m bench.workloads.pll_memory [--fold 1] [--json OUT.json] [--against REV]
 
 Measured 2026-11-27 18:56-19:23 UTC (issue 30 item 4), fold 1, four runs of
 the command above, load average 4.4-8.4 (2 cores shared with two other

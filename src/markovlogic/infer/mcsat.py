@@ -583,6 +583,7 @@ class MCSATChain:
                 net = grouped.net
         self.net = net
         # every soft clause kept: normalise with placeholder weights, then write the real ones
+        # (a fresh array: sat_arrays shares the network's weight array, and _write_weights writes in place)
         placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
         self.prep = prepare(placeholder, opt.hard_weight)
         sat = self.prep.sat
