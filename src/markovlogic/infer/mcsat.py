@@ -116,6 +116,7 @@ from .samplesat import (
     KERNEL, N_STATS, SEL_FALSE, SEL_NONE, SEL_SAT, ST_CAPPED, ST_EXC_ACCEPTED, ST_EXCURSIONS,
     ST_MH_ACCEPTED, ST_MH_PROPOSALS, ST_MOVES, ST_ONE_STEP, ST_PROPOSALS, _apply, _other_in_block, _undo,
     feasible_state, fill_inactive, flip, prepare, rand_below, rand_unit, random_inactive, samplesat,
+    satisfied_weight,
 )
 
 from .mcsat_options import (  # noqa: F401  (re-exported)
@@ -437,30 +438,88 @@ def hard_ties(sat, enabled: bool = True) -> tuple:
     return atom_tie, tie_start, atoms.astype(np.int32), np.zeros(len(group_sizes), dtype=np.int64)
 
 
+@nb.njit(**KERNEL)
+def _pair_keys(two, clause_start, lit_atom, lit_positive, n_atoms, key):
+    """The key of each two-literal clause ``two[k]``: its atoms in increasing
+    order and their signs, ``(lo * n_atoms + hi) * 4 + 2 * sign_lo + sign_hi``."""
+    for k in range(len(two)):
+        f = clause_start[two[k]]
+        a, b = np.int64(lit_atom[f]), np.int64(lit_atom[f + 1])
+        pa, pb = np.int64(lit_positive[f]), np.int64(lit_positive[f + 1])
+        if a > b:
+            a, b = b, a
+            pa, pb = pb, pa
+        key[k] = (a * n_atoms + b) * 4 + 2 * pa + pb
+
+
+@nb.njit(**KERNEL)
+def _pair_match(key, order, sorted_key, two, partner):
+    """``partner[two[k]]``: the first clause (in ``order``, a stable sort of
+    ``key``) whose key is ``key[k]`` with both signs flipped (``key ^ 3``)."""
+    n = len(sorted_key)
+    for k in range(len(key)):
+        want = key[k] ^ 3
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if sorted_key[mid] < want:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and sorted_key[lo] == want:
+            partner[two[k]] = two[order[lo]]
+
+
+@nb.njit(**KERNEL)
+def _strong_clauses(soft, weight, size2, guide, out):
+    """Writes to ``out`` the soft clauses of two or more literals with
+    |weight| >= ``guide`` (``size2`` per entry of ``soft``); returns how many."""
+    n = 0
+    for k in range(len(soft)):
+        if size2[k] and abs(weight[soft[k]]) >= guide:
+            out[n] = soft[k]
+            n += 1
+    return n
+
+
+@nb.njit(**KERNEL)
+def _bond_partners(pairs, is_hard, weight, out):
+    """``out[c]``: ``pairs[c]`` when both clauses of the equivalence can be in
+    a slice (hard or of positive weight), else -1. Returns whether any is."""
+    any_ok = False
+    for c in range(len(pairs)):
+        p = pairs[c]
+        if p >= 0 and (is_hard[c] or weight[c] > 0.0) and (is_hard[p] or weight[p] > 0.0):
+            out[c] = p
+            any_ok = True
+        else:
+            out[c] = -1
+    return any_ok
+
+
+@nb.njit(**KERNEL)
+def _is_identity(a):
+    for i in range(len(a)):
+        if a[i] != i:
+            return False
+    return True
+
+
 def equivalence_partners(sat) -> np.ndarray:
     """For each clause of two literals, the id of a clause over the same two
     atoms with both signs opposite (together: an equivalence between the
-    atoms), else -1 (int32[n_clauses])."""
+    atoms), else -1 (int32[n_clauses]). Compiled: three arrays of 8 bytes per
+    two-literal clause at most (the numpy version held about 150)."""
     n = sat.n_clauses
     partner = np.full(n, -1, dtype=np.int32)
-    sizes = np.diff(sat.clause_start)
-    two = np.flatnonzero(sizes == 2)
+    two = np.flatnonzero(np.diff(sat.clause_start) == 2).astype(np.int32 if n < 2**31 else np.int64)
     if len(two) < 2:
         return partner
-    first = sat.clause_start[:-1][two]
-    a, b = sat.lit_atom[first].astype(np.int64), sat.lit_atom[first + 1].astype(np.int64)
-    pa, pb = sat.lit_positive[first], sat.lit_positive[first + 1]
-    swap = a > b
-    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
-    plo, phi = np.where(swap, pb, pa), np.where(swap, pa, pb)
-    base = (lo * sat.n_atoms + hi) * 4
-    key = base + 2 * plo + phi
-    want = base + 2 * ~plo + ~phi
+    key = np.empty(len(two), dtype=np.int64)
+    _pair_keys(two, sat.clause_start, sat.lit_atom, sat.lit_positive, np.int64(sat.n_atoms), key)
     order = np.argsort(key, kind="stable")
-    pos = np.searchsorted(key[order], want)
-    pos = np.minimum(pos, len(order) - 1)
-    found = key[order][pos] == want
-    partner[two[found]] = two[order[pos[found]]]
+    sorted_key = key[order]
+    _pair_match(key, order, sorted_key, two, partner)
     return partner
 
 
@@ -588,8 +647,14 @@ class MCSATChain:
         self.prep = prepare(placeholder, opt.hard_weight)
         sat = self.prep.sat
         self._orig_hard = np.flatnonzero(net.is_hard[sat.orig_clause])
+        self._identity = len(sat.orig_clause) == net.n_clauses and _is_identity(sat.orig_clause)
+        # the kernels read ``prep.arrays`` only: drop the normalised arrays they never read (literal ->
+        # clause, atom -> literal, and the clause map while it is the identity), 16 bytes a literal and
+        # 8 a clause less for the life of the chain (on UW-CSE's 6 M clauses, 144 MB)
+        sat = sat._replace(lit_clause=np.zeros(0, dtype=np.int32), atom_lit=np.zeros(0, dtype=np.int32),
+                           orig_clause=np.zeros(0, dtype=np.int64) if self._identity else sat.orig_clause)
+        self.prep = self.prep._replace(sat=sat)
         self._size2 = np.diff(sat.clause_start)[self.prep.soft] >= 2
-        self._abs = np.empty(sat.n_clauses, dtype=np.float64)
         self.rng = np.random.default_rng(opt.seed)
         self.n_steps = default_steps(self.prep.n_vars) if opt.max_steps is None else int(opt.max_steps)
         self.n_mh = self.n_steps if opt.metropolis_steps is None else int(opt.metropolis_steps)
@@ -651,29 +716,34 @@ class MCSATChain:
         if self.grouped is not None and not mapped:
             w = self.grouped.weights(w)
         sat, prep = self.prep.sat, self.prep
-        np.take(w, sat.orig_clause, out=sat.weight)
+        if self._identity:
+            np.copyto(sat.weight, w)
+        else:
+            np.take(w, sat.orig_clause, out=sat.weight)
         sat.weight[self._orig_hard] = 0.0 if self.hard_weight is None else float(self.hard_weight)
         if not np.all(np.isfinite(sat.weight)):
             raise InferenceError("a clause weight is not finite; use a hard clause instead of an infinite weight")
-        np.abs(sat.weight, out=self._abs)
-        np.negative(self._abs, out=self._abs)
-        np.expm1(self._abs, out=prep.thresh)
+        # thresh = -expm1(-|w|), computed in place (no per-clause scratch)
+        np.abs(sat.weight, out=prep.thresh)
         np.negative(prep.thresh, out=prep.thresh)
-        soft = prep.soft
-        self.strong = soft[(np.abs(sat.weight[soft]) >= self.guide_weight) & self._size2].astype(np.int32)
+        np.expm1(prep.thresh, out=prep.thresh)
+        np.negative(prep.thresh, out=prep.thresh)
+        strong = np.empty(len(prep.soft), dtype=np.int32)
+        self.strong = strong[:_strong_clauses(prep.soft, sat.weight, self._size2, float(self.guide_weight),
+                                              strong)].copy()
         if len(self._pairs):
             # a bond needs both clauses of an equivalence in the slice: hard or of positive weight
-            can = sat.is_hard | (sat.weight > 0.0)
-            ok = (self._pairs >= 0) & can & can[np.maximum(self._pairs, 0)]
-            self._partner = np.where(ok, self._pairs, -1).astype(np.int32)
+            if len(self._partner) != len(self._pairs) or self._partner is self._pairs:
+                self._partner = np.empty(len(self._pairs), dtype=np.int32)
+            any_ok = _bond_partners(self._pairs, sat.is_hard, sat.weight, self._partner)
             self._bonded = _bonded_blocks(sat, self._partner, self._ties[0])
-            self._cluster_now = self.n_cluster if ok.any() or len(self._ties[1]) > 1 else 0
+            self._cluster_now = self.n_cluster if any_ok or len(self._ties[1]) > 1 else 0
         elif len(self._ties[1]) > 1:          # atoms tied by hard clauses alone
             self._cluster_now = self.n_cluster
 
     def _score(self) -> float:
         """The score the kernels keep up to date by differences (soft clauses only)."""
-        return float(self.prep.sat.weight @ (self._state.count > 0))
+        return float(satisfied_weight(self.prep.sat.weight, self._state.count))
 
     # ---------------------------------------------------------------- state
 

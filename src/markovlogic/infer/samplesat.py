@@ -694,6 +694,17 @@ class SamplerState(NamedTuple):
         return tuple(self)
 
 
+@nb.njit(**KERNEL)
+def satisfied_weight(weight, count):
+    """Sum of the weights of the clauses with a true literal (``count > 0``),
+    in clause order (no per-clause temporary)."""
+    total = 0.0
+    for c in range(len(weight)):
+        if count[c] > 0:
+            total += weight[c]
+    return total
+
+
 def feasible_state(
     prep: Prepared,
     rng: np.random.Generator,
@@ -727,7 +738,7 @@ def feasible_state(
         if ist[0] > 0:
             total += int(_walksat_hard(max_flips, noise, prep.arrays, state.arrays))
         if ist[0] == 0:
-            fst[0] = float(sat.weight[count > 0].sum())
+            fst[0] = float(satisfied_weight(sat.weight, count))
             return state, total
     raise InferenceError(
         f"no world satisfies the hard clauses and blocks (WalkSAT: {max_tries} tries of "

@@ -30,6 +30,7 @@ Learning stops when the predicted improvement alpha d.g falls below
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass
 
@@ -130,10 +131,12 @@ def _second_order(
     start = time.perf_counter()
     schedule = sample_schedule(samples, final_samples, iterations)
     data = prepare(nets)
+    # the starting point first: its pseudo-likelihood terms are freed before the chains' state is built
+    w = _starting_point(nets, data, init)
+    gc.collect()        # the pseudo-likelihood fit's reference cycles (its terms) go before the chains come
     engines = _make_engines(data, expectation_factory(inference, samples=samples, burn_in=burn_in), seed)
     mean, learn = data.init.copy(), data.learnable
     lam = float(initial_lambda)
-    w = _starting_point(nets, data, init)
     prev: _Point | None = None
     prev_dir: np.ndarray | None = None
     prev_precond: np.ndarray | None = None

@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ..ground.network import GroundNetwork
-from .counts import expand_ranges, literal_order, param_matrix
+from ..jit import kernel
 from .data import TrainingSet, prepare, prior_terms
 from .result import Callback, LearnResult, TraceRow
 
@@ -54,11 +54,97 @@ class PLLTerms:
         return len(self.group_weight)
 
 
+@kernel(cache=True, nogil=True)
+def _event_deltas(ev_start, ev_atom, world, clause_start, lit_atom, lit_positive, is_hard, true_count,
+                  atom_clause_start, atom_clause, param_start, param_index, param_coef, n_params,
+                  fill, out_start, out_index, out_value, breaks):
+    """Per event (flipping the atoms ``ev_atom[ev_start[e]:ev_start[e+1]]``
+    of the training world): the change of each parameter's feature count, as
+    CSR rows (``fill`` False: only their lengths into ``out_start[e+1]``), and
+    whether it breaks a hard clause. Walks each flipped atom's clauses once
+    (the network's reverse index; an atom twice in a clause is one visit that
+    sums both literals), with per-clause scratch reset after each event."""
+    n_clauses = len(clause_start) - 1
+    dtrue = np.zeros(n_clauses, dtype=np.int32)
+    mark = np.full(n_clauses, -1, dtype=np.int64)
+    touched = np.empty(n_clauses if n_clauses < 1 << 16 else 1 << 16, dtype=np.int64)
+    acc = np.zeros(n_params, dtype=np.float64)
+    seen = np.zeros(n_params, dtype=np.bool_)
+    plist = np.empty(n_params, dtype=np.int64)
+    for e in range(len(ev_start) - 1):
+        nt = 0
+        for k in range(ev_start[e], ev_start[e + 1]):
+            a = ev_atom[k]
+            for j in range(atom_clause_start[a], atom_clause_start[a + 1]):
+                c = atom_clause[j]
+                if j > atom_clause_start[a] and atom_clause[j - 1] == c:
+                    continue
+                for i in range(clause_start[c], clause_start[c + 1]):
+                    if lit_atom[i] == a:
+                        dtrue[c] += -1 if world[a] == lit_positive[i] else 1
+                if mark[c] != e:
+                    mark[c] = e
+                    if nt == len(touched):
+                        grown = np.empty(2 * len(touched), dtype=np.int64)
+                        grown[:nt] = touched
+                        touched = grown
+                    touched[nt] = c
+                    nt += 1
+        np_ = 0
+        broken = False
+        for t in range(nt):
+            c = touched[t]
+            before = true_count[c] > 0
+            after = true_count[c] + dtrue[c] > 0
+            dtrue[c] = 0
+            if before == after:
+                continue
+            if is_hard[c]:
+                if before:
+                    broken = True
+                continue
+            d = 1.0 if after else -1.0
+            for q in range(param_start[c], param_start[c + 1]):
+                p = param_index[q]
+                if param_coef[q] == 0.0:
+                    continue
+                if not seen[p]:
+                    seen[p] = True
+                    plist[np_] = p
+                    np_ += 1
+                acc[p] += d * param_coef[q]
+        breaks[e] = broken
+        base = out_start[e]
+        for r in range(np_):
+            p = plist[r]
+            if fill:
+                out_index[base + r] = p
+                out_value[base + r] = acc[p]
+            acc[p] = 0.0
+            seen[p] = False
+        if not fill:
+            out_start[e + 1] = np_
+
+
+@kernel(cache=True, nogil=True)
+def _true_counts(world, clause_start, lit_atom, lit_positive, out):
+    for c in range(len(clause_start) - 1):
+        n = 0
+        for i in range(clause_start[c], clause_start[c + 1]):
+            if world[lit_atom[i]] == lit_positive[i]:
+                n += 1
+        out[c] = n
+
+
 def _net_events(net: GroundNetwork, world: np.ndarray, n_params: int):
-    """Δn matrix, group of each event, and predicate id of each group, for one network."""
-    clause_of_lit = np.repeat(np.arange(net.n_clauses, dtype=np.int64), np.diff(net.clause_start))
-    lit_true = world[net.lit_atom] == net.lit_positive
-    true_count = np.bincount(clause_of_lit, weights=lit_true, minlength=net.n_clauses).astype(np.int64)
+    """Δn matrix, group of each event, and predicate id of each group, for one
+    network: events are flipping one query atom outside blocks, or moving a
+    query block's true atom to another of its atoms; the deltas come from one
+    compiled pass over the flipped atoms' clauses (:func:`_event_deltas`), in
+    memory of the order of the clauses, not of their literals."""
+    world = np.ascontiguousarray(world, dtype=np.bool_)
+    true_count = np.empty(net.n_clauses, dtype=np.int32)
+    _true_counts(world, net.clause_start, net.lit_atom, net.lit_positive, true_count)
 
     query = net.is_query
     singles = np.flatnonzero(query & (net.atom_block < 0)).astype(np.int64)
@@ -86,27 +172,31 @@ def _net_events(net: GroundNetwork, world: np.ndarray, n_params: int):
 
     n_single = len(singles)
     n_events = n_single + len(alt_atom)
-    # (event, flipped atom) pairs
-    pair_event = np.concatenate([np.arange(n_single), n_single + np.arange(len(alt_atom)), n_single + np.arange(len(alt_atom))])
-    pair_atom = np.concatenate([singles, alt_atom, alt_true])
-    start, atom_lits = literal_order(net)
-    pos, owner = expand_ranges(start[pair_atom], start[pair_atom + 1])
-    lits = atom_lits[pos]
-    events = pair_event[owner]
-    change = np.where(lit_true[lits], -1, 1).astype(np.int64)
-    dcount = sp.csr_matrix((change, (events, clause_of_lit[lits])), shape=(n_events, net.n_clauses))
-    dcount.sum_duplicates()
-    cols = dcount.indices
-    before = true_count[cols] > 0
-    after = (true_count[cols] + dcount.data) > 0
-    dsat = after.astype(np.int64) - before.astype(np.int64)
-    rows = np.repeat(np.arange(n_events, dtype=np.int64), np.diff(dcount.indptr))
-    breaks_hard = np.zeros(n_events, dtype=bool)
-    breaks_hard[rows[(dsat < 0) & net.is_hard[cols]]] = True
-    dsat_mat = sp.csr_matrix((dsat.astype(np.float64), cols, dcount.indptr), shape=(n_events, net.n_clauses))
-    delta = (dsat_mat @ param_matrix(net, n_params)).tocsr()
+    # the flipped atoms of each event: one for a single, the new and (if any) the old true atom of a block
+    n_flip = np.concatenate([np.ones(n_single, dtype=np.int64), 1 + (alt_true >= 0)])
+    ev_start = np.zeros(n_events + 1, dtype=np.int64)
+    np.cumsum(n_flip, out=ev_start[1:])
+    ev_atom = np.empty(int(ev_start[-1]), dtype=np.int64)
+    ev_atom[ev_start[:n_single]] = singles
+    alt_first = ev_start[n_single:-1]
+    ev_atom[alt_first] = alt_atom
+    has_old = alt_true >= 0
+    ev_atom[alt_first[has_old] + 1] = alt_true[has_old]
+
+    args = (ev_start, ev_atom, world, net.clause_start, net.lit_atom, net.lit_positive, net.is_hard, true_count,
+            net.atom_clause_start, net.atom_clause, net.param_start, net.param_index,
+            np.asarray(net.param_coef, dtype=np.float64), int(n_params))
+    out_start = np.zeros(n_events + 1, dtype=np.int64)
+    breaks = np.zeros(n_events, dtype=np.bool_)
+    none_i, none_v = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+    _event_deltas(*args, False, out_start, none_i, none_v, breaks)
+    np.cumsum(out_start, out=out_start)
+    out_index = np.empty(int(out_start[-1]), dtype=np.int32)
+    out_value = np.empty(int(out_start[-1]), dtype=np.float64)
+    _event_deltas(*args, True, out_start, out_index, out_value, breaks)
+    delta = sp.csr_matrix((out_value, out_index, out_start), shape=(n_events, n_params))
     group = np.concatenate([np.arange(n_single, dtype=np.int64), alt_group])
-    feasible = ~breaks_hard
+    feasible = ~breaks
     group_pred = np.concatenate([net.atom_pred[singles], group_pred_blocks]).astype(np.int64)
     return delta[feasible], group[feasible], group_pred
 
