@@ -45,7 +45,8 @@ def test_poon3_smoke(tmp_path):
     assert set(jse["segmentation"]["all"]) >= {"total", "author", "title", "venue"}
     assert 0.0 <= jse["map"]["segmentation_f1"] <= 1.0
     assert set(res["citeseer"]["jnt_seg"]["cluster_recall"]) == {"Constr.", "Face", "Reason.", "Reinfor."}
-    assert res["readings"]["pick"].keys() == {"title_start", "venue_conflict", "keyword_exclusion", "jic_position"}
+    assert res["readings"]["pick"].keys() == {"title_start", "venue_conflict", "keyword_exclusion", "jic_position",
+                                            "title_delimited"}
     for title in ("Table 3.1", "Table 3.2", "Table 3.3", "Table 3.4", "Table 3.5", "Table 3.6", "QUICK SLICE"):
         assert title in md
     assert "mln learn" in md and "--expectations mcsat" in md

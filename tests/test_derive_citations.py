@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,9 +115,14 @@ def test_similar_title_needs_same_end_token():
 
 def test_similar_title_one_side_enough_for_each_boundary():
     # A preceded by punctuation but not followed; B followed but not preceded
-    out = run({"A": "xx. alpha beta gamma delta eta", "B": "xx yy alpha beta gamma delta. zz"})
+    cits = {"A": "xx. alpha beta gamma delta eta", "B": "xx yy alpha beta gamma delta. zz"}
+    out = run(cits, options=replace(EXACT, title_delimited="either"))
     assert ("A", 1, 4, "B", 2, 5) in st(out)
     assert ("B", 2, 5, "A", 1, 4) in st(out)
+    # the default reading: one of the strings is delimited on both sides
+    assert st(run(cits)) == set()
+    out = run({"A": "xx. alpha beta gamma delta. eta", "B": "xx yy alpha beta gamma delta eta zz"})
+    assert ("A", 1, 4, "B", 2, 5) in st(out) and ("B", 2, 5, "A", 1, 4) in st(out)
 
 
 def test_similar_title_needs_preceding_punctuation_somewhere():
@@ -230,7 +236,7 @@ def test_venue_conflict_readings():
 def test_readings_are_checked():
     from markovlogic.errors import OptionError
 
-    for bad in ({"title_start": "comma"}, {"venue_conflict": "some"}, {"jic_position": "after"},
+    for bad in ({"title_start": "comma"}, {"venue_conflict": "some"}, {"jic_position": "after"}, {"title_delimited": "x"},
                 {"keyword_exclusion": "before"}):
         with pytest.raises(OptionError, match=next(iter(bad))):
             DeriveOptions(**bad).check()
@@ -308,7 +314,7 @@ def test_jnt_inf_candidate_trigram_title_like():
 # ----------------------------------------------------------------- against the definitions, directly
 
 def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[int]], same=None,
-              initials: dict[str, set[int]] | None = None):
+              initials: dict[str, set[int]] | None = None, delimited: str = "same"):
     """SimilarTitle and JntInfCandidate by loops over the definitions;
     ``same(a, b)``: whether two tokens match (default: equal); ``initials``:
     the positions holding an initial and its period (a string right after one
@@ -341,8 +347,10 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
                     for i2 in range(n2):
                         for j2 in range(i2 + 2, n2):
                             if (title_like(b2, i2, j2) and seq(w1[i1:i1 + 3], w2[i2:i2 + 3]) and same(w1[j1], w2[j2])
-                                    and (pre(b1, i1) or pre(b2, i2))
-                                    and (cits[b1][j1][1] or cits[b2][j2][1])):
+                                    and ((pre(b1, i1) or pre(b2, i2))
+                                         and (cits[b1][j1][1] or cits[b2][j2][1]) if delimited == "either"
+                                         else (pre(b1, i1) and cits[b1][j1][1])
+                                         or (pre(b2, i2) and cits[b2][j2][1]))):
                                 sim.add((b1, i1, j1, b2, i2, j2))
             for i in range(n1 - 3):
                 if cits[b1][i][1] or not title_like(b1, i + 1, i + 3):
@@ -353,8 +361,9 @@ def reference(cits: dict[str, list[tuple[str, bool]]], excluded: dict[str, set[i
     return sim, cand
 
 
+@pytest.mark.parametrize("delimited", ["same", "either"])
 @pytest.mark.parametrize("seed", range(8))
-def test_matches_direct_reading_of_the_definitions(seed):
+def test_matches_direct_reading_of_the_definitions(seed, delimited):
     rng = random.Random(seed)
     vocab = ["ab", "cd", "ab", "cd", "ab", "J"]
     texts, cits, excluded, last, first, fin, inits = {}, {}, {}, {}, {}, {}, {}
@@ -389,8 +398,9 @@ def test_matches_direct_reading_of_the_definitions(seed):
             first[b] = rng.randrange(len(words))
             ex |= set(range(first[b], len(words)))          # keyword_exclusion="from": the keyword too
         cits[b], excluded[b] = toks, ex
-    out = run(texts, last_initial=last, first_keyword=first, first_in=fin)
-    sim, cand = reference(cits, excluded, initials=inits)
+    out = run(texts, options=replace(EXACT, title_delimited=delimited), last_initial=last,
+              first_keyword=first, first_in=fin)
+    sim, cand = reference(cits, excluded, initials=inits, delimited=delimited)
     assert st(out) == sim
     assert jic(out) == cand
 
