@@ -6,8 +6,6 @@ satisfy (hard or positive weight and violated; negative weight and
 satisfied) — the separation step is SQL over the current world, see
 ``Grounder.violated_groundings`` — add those to the partial network, solve
 the partial network with the base solver, until separation finds nothing new.
-A local-search base (MaxWalkSAT) starts its first try of each round from the
-last round's world.
 
 Why it is exact with an exact base solver: every ground clause left out is
 maximally satisfied by the final world y*, so for any world y the full score
@@ -74,15 +72,6 @@ def cpi_solve(
         options = dict(solver_options)
         if deadline is not None:
             options["max_seconds"] = max(deadline - time.perf_counter(), 0.01)
-        if base == "maxwalksat" and result is not None and "init" not in solver_options:
-            # the local search's first try starts from the last round's world (its later tries from random
-            # ones): the new clauses are the ones that world breaks, and a random start threw away what the
-            # earlier rounds found (on a Cora fold of Riedel's Table 2: cost 27,239 with 262 hard clauses
-            # broken after 30 rounds of 1,000 flips, and 10,103 with none, in half the time)
-            init = np.zeros(net.n_atoms, dtype=bool)
-            n = min(len(world), net.n_atoms)
-            init[:n] = world[:n]
-            options["init"] = init
         result = solve_map(net, method=base, **options)
         world = result.world
         history.append(
