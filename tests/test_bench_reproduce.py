@@ -158,3 +158,58 @@ def test_set_makes_a_stated_subset(tmp_path, capsys):
         assert applied == ["INSTANCES=1 (table: 4)", "SGMP_SECONDS=2.5 (table: 20.0)"]
     finally:
         culotta9.INSTANCES, culotta9.SGMP_SECONDS = old
+
+
+def test_tables_side_by_side_share_the_slots(tmp_path, monkeypatch, capsys):
+    """``--jobs N`` with several tables: each table in its own process, at most N
+    commands at once over all of them (the in-process tables hold a slot for
+    their whole run), each table's entry handed back; a failing table is named
+    and the others still finish. A fake ``run_table`` (the forked children
+    inherit the patch) logs when each command starts and ends."""
+    import time
+
+    from bench.reproduce import __main__ as M
+    from bench.reproduce.common import Run
+
+    log = tmp_path / "events.log"
+
+    def fake_run_table(name, work, jobs, quick, settings=None, subset=None, slots=None, command=None):
+        if name == "w06":
+            raise RuntimeError("w06 broke")
+        run = Run(work=work, log=work / "commands.log", quick=quick, jobs=jobs, slots=slots)
+
+        def unit(i):
+            with run.slot():
+                with open(log, "a") as f:
+                    f.write(f"{time.perf_counter()} +1 {name}\n")
+                time.sleep(0.2)
+                with open(log, "a") as f:
+                    f.write(f"{time.perf_counter()} -1 {name}\n")
+
+        if name in M.IN_PROCESS:
+            unit(0)         # (its slot is held around the whole run by the caller: no second one to take)
+        else:
+            run.map(unit, list(range(3)))
+        return {"meta": {"wall_seconds": 0.2, "cpu_seconds": 0.0, "command": command, "jobs": jobs},
+                "result": {"name": name}}
+
+    monkeypatch.setattr(M, "run_table", fake_run_table)
+    got = {}
+    failed, wall = M.run_side_by_side(["poon3", "culotta9", "w06", "riedel2"], tmp_path / "work", 2, False, [],
+                                      {}, "python -m bench.reproduce", lambda n, e: got.__setitem__(n, e))
+    assert failed == ["w06"] and "w06 failed" in capsys.readouterr().err
+    assert set(got) == {"poon3", "culotta9", "riedel2"}
+    assert got["poon3"]["result"] == {"name": "poon3"} and got["poon3"]["meta"]["side_by_side"]["slots"] == 2
+    assert got["riedel2"]["meta"]["command"] == "python -m bench.reproduce"
+    events = sorted((float(t), int(d), n) for t, d, n in (line.split() for line in log.read_text().splitlines()))
+    running = peak = 0
+    for _, d, _ in events:
+        running += d
+        peak = max(peak, running)
+    assert peak == 2 and wall > 0
+
+
+def test_jobs_must_be_positive(tmp_path, capsys):
+    assert main(["--only", "culotta9", "--jobs", "0", "--cache", str(tmp_path / "c.json"),
+                 "--markdown", str(tmp_path / "R.md")]) == 2
+    assert "--jobs" in capsys.readouterr().err

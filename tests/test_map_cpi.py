@@ -123,3 +123,24 @@ def test_cpi_separates_again_after_an_empty_first_round(monkeypatch):
     assert cpi.optimal and cpi.hard_violated == 0
     assert sorted(cpi.atoms) == ["M(A,N1)", "M(B,N1)", "M(C,N1)"]
     assert cpi.stats["iterations"] >= 2
+
+
+def test_unseen_keeps_the_seen_set_as_isin_and_union1d_did(monkeypatch):
+    """Separation's seen-set (binary search, in-place insert) answers as the
+    set operations it replaced: the same clauses new, the same sorted set."""
+    import numpy as np
+
+    import markovlogic.ground.grounder as grounder
+    from markovlogic.infer import cpi
+
+    rng = np.random.default_rng(0)
+    seen = ref = np.zeros(0, np.uint64)
+    monkeypatch.setattr(grounder, "select_clauses", lambda gc, mask: mask)
+    for _ in range(30):
+        keys = rng.integers(0, 200, size=int(rng.integers(0, 40))).astype(np.uint64)
+        monkeypatch.setattr(cpi, "_clause_hashes", lambda gc, k=keys: k)
+        got, seen = cpi._unseen("all", seen)
+        new = ~np.isin(keys, ref)
+        ref = np.union1d(ref, keys[new])
+        assert np.array_equal(seen, ref)
+        assert (got == "all") if new.all() else np.array_equal(got, new)

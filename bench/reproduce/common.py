@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import sys
+import contextlib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,8 @@ class Run:
     log: Path
     quick: bool = False             # the smoke-test slice
     jobs: int = 1                   # work units run at once (each a chain of fresh processes)
+    slots: object = None            # a semaphore shared by tables run side by side (``--jobs N``,
+                                    # several tables): each command holds one of its N slots while it runs
     commands: list[str] = field(default_factory=list)
     cpu: float = 0.0
     wall: float = 0.0
@@ -46,6 +49,18 @@ class Run:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             return list(pool.map(fn, items))
+
+    @contextlib.contextmanager
+    def slot(self):
+        """Hold one of the shared slots (none to hold when the table runs alone)."""
+        if self.slots is None:
+            yield
+            return
+        self.slots.acquire()
+        try:
+            yield
+        finally:
+            self.slots.release()
 
     def mln(self, args: list[str], note: str | None = None) -> Step:
         """``mln ARGS`` in a fresh process (raises on a non-zero exit)."""
@@ -62,12 +77,13 @@ class Run:
 
         from markovlogic.cli import main
 
-        start, cpu0 = time.perf_counter(), time.process_time()
-        with open(self.log, "a") as out, contextlib.redirect_stdout(io.StringIO()) as o, \
-                contextlib.redirect_stderr(io.StringIO()) as e:
-            code = main(args)
-            out.write(f"$ {shown}\n{o.getvalue()}{e.getvalue()}")
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+        with self.slot():
+            start, cpu0 = time.perf_counter(), time.process_time()
+            with open(self.log, "a") as out, contextlib.redirect_stdout(io.StringIO()) as o, \
+                    contextlib.redirect_stderr(io.StringIO()) as e:
+                code = main(args)
+                out.write(f"$ {shown}\n{o.getvalue()}{e.getvalue()}")
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
         with self._lock:
             self.cpu += cpu
             self.wall += wall
@@ -86,15 +102,15 @@ class Run:
         env = dict(os.environ)
         src = str(REPO_ROOT / "src")
         env["PYTHONPATH"] = os.pathsep.join(p for p in (src, str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-        start = time.perf_counter()
         log = self.log.with_suffix(f".{threading.get_ident()}.log") if self.jobs > 1 else self.log
-        with open(log, "a") as out:
+        with self.slot(), open(log, "a") as out:       # the wall clock starts once a slot is free
+            start = time.perf_counter()
             out.write(f"$ {shown}\n")
             out.flush()
             proc = subprocess.Popen(argv, stdout=out, stderr=out, env=env, cwd=REPO_ROOT)
             _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
         code = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
         cpu = usage.ru_utime + usage.ru_stime
         with self._lock:
             self.cpu += cpu

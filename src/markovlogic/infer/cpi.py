@@ -143,14 +143,22 @@ def _clause_hashes(gc) -> np.ndarray:
 
 
 def _unseen(gc, seen: np.ndarray):
-    """The clauses of ``gc`` not returned before, and the updated key set."""
+    """The clauses of ``gc`` not returned before, and the updated key set
+    (``seen``: sorted, unique). Membership by binary search in ``seen`` and the
+    new keys inserted in place: ``np.isin``/``np.union1d`` re-sorted the whole
+    set every round (12 % of a Cora fold's CPI with a MaxWalkSAT base)."""
     from ..ground.grounder import select_clauses
 
     keys = _clause_hashes(gc)
-    new = ~np.isin(keys, seen)
+    if len(seen):
+        pos = np.minimum(np.searchsorted(seen, keys), len(seen) - 1)
+        new = seen[pos] != keys
+    else:
+        new = np.ones(len(keys), dtype=bool)
     if not new.all():
         gc = select_clauses(gc, new)
-    return gc, np.union1d(seen, keys[new])
+    added = np.unique(keys[new])
+    return gc, np.insert(seen, np.searchsorted(seen, added), added)
 
 
 def _merged(parts: list, params: np.ndarray):
