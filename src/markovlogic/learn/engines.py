@@ -333,6 +333,14 @@ class PersistentMCSAT:
             self.chain.reset(self.init)
         return self.chain.sample(n, burn_in=burn_in)
 
+    def sample_params(self, net: GroundNetwork, params: np.ndarray, n: int, burn_in: int) -> np.ndarray:
+        """:meth:`sample` at ``net.with_params(params)``, the clause weights
+        written straight into the chain's (no reweighted copy of the network)."""
+        self.chain.set_weights_from_params(net, params)
+        if self.restart:
+            self.chain.reset(self.init)
+        return self.chain.sample(n, burn_in=burn_in)
+
 
 class SampledEngine:
     """Moments from samples of P_w(y | evidence) drawn by a chain that
@@ -362,9 +370,11 @@ class SampledEngine:
 
     def moments(self, params: np.ndarray) -> Moments:
         params = np.asarray(params, dtype=np.float64)
-        net = self.reweight(params)
         burn = self.burn_in if self.calls == 0 else 0
-        worlds = self.chain.sample(net, self.samples, burn)
+        if hasattr(self.chain, "sample_params"):
+            worlds = self.chain.sample_params(self.net, params, self.samples, burn)
+        else:
+            worlds = self.chain.sample(self.reweight(params), self.samples, burn)
         self.calls += 1
         self.drawn += len(worlds)
         counts = self.counter(worlds)
