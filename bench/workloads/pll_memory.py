@@ -20,7 +20,7 @@ every ``mln learn`` process needs before any grounding (imports of numpy,
 scipy, numba and DuckDB, numba's runtime, the DuckDB store; pandas before
 the Arrow reader, below).
 
-    PYTHONPATH=src python -m bench.workloads.pll_memory [--fold 1] [--json OUT.json] [--against REV]
+    PYTHONPATH=src python -m bench.workloads.pll_memory [--fold 1] [--json OUT.json] [--against REV] [--dn]
 
 Measured 2026-11-27 18:56-19:23 UTC (issue 30 item 4), fold 1, four runs of
 the command above, load average 4.4-8.4 (2 cores shared with two other
@@ -106,10 +106,14 @@ def _weights(text: str) -> list[float]:
     return [float(line.split()[0]) for line in text.splitlines() if re.match(r"^-?[0-9]", line)]
 
 
-def measure(fold: int = 1, against: str | None = None) -> dict:
+def measure(fold: int = 1, against: str | None = None, dn: bool = False) -> dict:
     """Rows per path; with ``against`` (a git revision) the floor and streamed
     paths are also run on that revision's source (a temporary worktree), in
-    the same run, as ``floor@REV`` and ``streamed@REV``."""
+    the same run, as ``floor@REV`` and ``streamed@REV``. ``dn``: also the
+    discriminative learner (``mln learn`` without ``-g``: diagonal Newton,
+    MC-SAT expectations, 100 iterations of 500 samples, from the
+    pseudo-likelihood start), as ``dn`` (and ``dn@REV``), its weights compared
+    with ``dn@REV``'s."""
     from bench.workloads.learn_uwcse import zeroed_program
 
     train = data_dir() / "uwcse" / f"fold{fold}" / "train.db"
@@ -125,6 +129,9 @@ def measure(fold: int = 1, against: str | None = None) -> dict:
                            check=True)
             runs = [("floor", tree / "src"), ("floor", None), ("streamed", tree / "src"), ("streamed", None),
                     ("network", None)]
+        if dn:
+            runs += [("dn", tree / "src")] if against else []
+            runs += [("dn", None)]
         prog = tmp_path / "prog.mln"
         prog.write_text(zeroed_program())
         tiny_mln, tiny_db = tmp_path / "tiny.mln", tmp_path / "tiny.db"
@@ -136,8 +143,8 @@ def measure(fold: int = 1, against: str | None = None) -> dict:
                 mln, db, ne = (tiny_mln, tiny_db, []) if path == "floor" else (prog, train, ["--ne", "advisedBy"])
                 name = path if src is None else f"{path}@{against}"
                 out, stats = tmp_path / f"{path}.mln", tmp_path / f"{path}.json"
-                argv = ["learn", "-g", "-i", str(mln), "-t", str(db), "-o", str(out), *ne, "--stats-json",
-                        str(stats)]
+                argv = ["learn", *([] if path == "dn" else ["-g"]), "-i", str(mln), "-t", str(db), "-o", str(out),
+                        *ne, "--stats-json", str(stats)]
                 row = _run(path, argv, src)
                 figures = json.loads(stats.read_text())
                 row["peak_mb"] = figures["peak_mb"]
@@ -155,6 +162,9 @@ def measure(fold: int = 1, against: str | None = None) -> dict:
         if name.startswith("streamed"):
             b = _weights(texts[name])
             rows[name]["weights_max_abs_diff"] = max(abs(x - y) for x, y in zip(a, b)) if len(a) == len(b) else None
+    if "dn" in texts and f"dn@{against}" in texts:
+        a, b = _weights(texts[f"dn@{against}"]), _weights(texts["dn"])
+        rows["dn"]["weights_max_abs_diff"] = max(abs(x - y) for x, y in zip(a, b)) if len(a) == len(b) else None
     return rows
 
 
@@ -171,8 +181,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--against", default=None, metavar="REV",
                         help="also run the floor and streamed paths on this git revision, in the same run")
+    parser.add_argument("--dn", action="store_true",
+                        help="also the discriminative learner (dn; with --against, on both revisions; "
+                             "its weights' difference is to REV's dn)")
     args = parser.parse_args(argv)
-    rows = measure(args.fold, args.against)
+    rows = measure(args.fold, args.against, args.dn)
     print(f"{'path':18} {'peak MB':>8} {'CPU s':>7} {'wall s':>7}  weights max |diff|")
     for path, row in rows.items():
         diff = row.get("weights_max_abs_diff")
