@@ -59,6 +59,27 @@ several batches the streamed peak was 337 MB; grounding social N=300k took
 the same CPU time, 5.4-6.4 s, with either size and 70-90 MB less peak than
 the pandas path.) ``--against REV`` runs the floor and streamed paths of REV
 (a temporary git worktree) in the same run.
+
+``--dn`` adds the discriminative learner (issue 30's last memory bullet:
+under 1 GB). Measured before and after in one run
+(``python -m bench.workloads.pll_memory --against 54e27a5 --dn``,
+2026-11-28 00:37-00:46 UTC, quiet machine, load ~1):
+
+    path               peak MB   CPU s (user+sys)   wall s   weights max |diff|
+    floor@54e27a5        262       2.71              2.42
+    floor                239       1.59              1.28
+    streamed@54e27a5     310       8.27              7.56     1.4e-12 (to network)
+    streamed             267       4.57              3.82     1.4e-12 (to network)
+    network              737       7.84              7.15
+    dn@54e27a5         2,702     158.98            146.42
+    dn                 1,007     110.80            110.44     3.2e-12 (to dn@54e27a5)
+
+The network path fell from about 2,060 MB to 737 MB and ``dn`` from 2,702 to
+1,007 MB (MiB, like every figure here): the pseudo-likelihood's events by one
+compiled pass over the flipped atoms' clauses instead of per-literal numpy
+arrays, the starting point computed before the MC-SAT chain is built, and a
+leaner chain (see ``infer/mcsat.py``: compiled set-up, unread arrays dropped,
+weights written from the parameters).
 """
 
 from __future__ import annotations

@@ -506,16 +506,10 @@ def _is_identity(a):
 
 
 @nb.njit(**KERNEL)
-def _packed_pair_keys(two, clause_start, lit_atom, lit_positive, n_atoms, ibits, key):
-    """:func:`_pair_keys` shifted left by ``ibits`` with the entry's index in the low bits."""
-    for k in range(len(two)):
-        f = clause_start[two[k]]
-        a, b = np.int64(lit_atom[f]), np.int64(lit_atom[f + 1])
-        pa, pb = np.int64(lit_positive[f]), np.int64(lit_positive[f + 1])
-        if a > b:
-            a, b = b, a
-            pa, pb = pb, pa
-        key[k] = (((a * n_atoms + b) * 4 + 2 * pa + pb) << ibits) | k
+def _pack_index(key, ibits):
+    """``key[k] = key[k] << ibits | k`` in place: each key with its entry's index in the low bits."""
+    for k in range(len(key)):
+        key[k] = (key[k] << ibits) | k
 
 
 @nb.njit(**KERNEL)
@@ -552,8 +546,8 @@ def equivalence_partners(sat) -> np.ndarray:
     ibits = max(1, int(len(two) - 1).bit_length())
     if (4 * int(sat.n_atoms) ** 2).bit_length() + ibits <= 62:
         packed = np.empty(len(two), dtype=np.int64)
-        _packed_pair_keys(two, sat.clause_start, sat.lit_atom, sat.lit_positive, np.int64(sat.n_atoms),
-                          np.int64(ibits), packed)
+        _pair_keys(two, sat.clause_start, sat.lit_atom, sat.lit_positive, np.int64(sat.n_atoms), packed)
+        _pack_index(packed, np.int64(ibits))
         packed.sort()
         _packed_pair_match(packed, np.int64(ibits), two, partner)
         return partner

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ..ground.network import GroundNetwork
+from ..ground.kernels import _true_counts
 from ..jit import kernel
 from .data import TrainingSet, prepare, prior_terms
 from .result import Callback, LearnResult, TraceRow
@@ -126,16 +127,6 @@ def _event_deltas(ev_start, ev_atom, world, clause_start, lit_atom, lit_positive
             out_start[e + 1] = np_
 
 
-@kernel(cache=True, nogil=True)
-def _true_counts(world, clause_start, lit_atom, lit_positive, out):
-    for c in range(len(clause_start) - 1):
-        n = 0
-        for i in range(clause_start[c], clause_start[c + 1]):
-            if world[lit_atom[i]] == lit_positive[i]:
-                n += 1
-        out[c] = n
-
-
 def _net_events(net: GroundNetwork, world: np.ndarray, n_params: int):
     """Δn matrix, group of each event, and predicate id of each group, for one
     network: events are flipping one query atom outside blocks, or moving a
@@ -144,7 +135,7 @@ def _net_events(net: GroundNetwork, world: np.ndarray, n_params: int):
     memory of the order of the clauses, not of their literals."""
     world = np.ascontiguousarray(world, dtype=np.bool_)
     true_count = np.empty(net.n_clauses, dtype=np.int32)
-    _true_counts(world, net.clause_start, net.lit_atom, net.lit_positive, true_count)
+    _true_counts(net.clause_start, net.lit_atom, net.lit_positive, world, true_count)
 
     query = net.is_query
     singles = np.flatnonzero(query & (net.atom_block < 0)).astype(np.int64)
