@@ -378,6 +378,9 @@ def _default_map(net, max_seconds: float):
         plan.check_memory(net, "lp" if "lp" in plan.SOLVER_CLAUSE_BYTES else "maxwalksat")
         return plan.maxwalksat_instead(net, max_seconds)
     plan.check_memory(net, "ilp")
+    if hasattr(plan, "exact_share") and plan.exact_share(net, max_seconds) is not None:
+        # a large model: the ILP for part of the limit, then the approximate path (as api.map_inference)
+        return plan.exact_then_approximate(net, max_seconds, lambda limit: solve_map(net, "ilp", max_seconds=limit))
     return solve_map(net, "ilp", max_seconds=max_seconds)
 
 

@@ -312,12 +312,23 @@ def _map_inference(mln, db, queries, *, method, closed, open_, db_path, **option
         hard_net = net
         if hard_weight is not None:
             net = net.softened(float(hard_weight))
-        from .infer.plan import approximate_map, check_memory, exact_fits
+        from .infer.plan import approximate_map, check_memory, exact_fits, exact_share, exact_then_approximate
 
         if method == "ilp" and not exact_fits(net, options.get("max_seconds")):
             # too large to set the exact model up within the limit: LP dual bound, then MaxWalkSAT (infer/plan.py)
             check_memory(net, "lp")             # MaxWalkSAT's need is checked if it is needed (infer/plan.py)
             result = approximate_map(net, float(options["max_seconds"]), int(options.get("seed", 0)), current())
+        elif method == "ilp" and exact_share(net, options.get("max_seconds")) is not None:
+            # large: the exact ILP for part of the limit, the approximate path for the rest if it proves nothing
+            check_memory(net, method)
+            from . import progress
+
+            def solve_exact(limit: float):
+                with progress.task(f"MAP (ilp) on {net.n_atoms:,} atoms, {net.n_clauses:,} clauses"):
+                    return solve_map_parallel(net, method, dict(options, max_seconds=limit), current())
+
+            result = exact_then_approximate(net, float(options["max_seconds"]), solve_exact,
+                                            int(options.get("seed", 0)), current())
         else:
             check_memory(net, method)
             from . import progress
