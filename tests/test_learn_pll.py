@@ -201,3 +201,16 @@ def test_pll_callback_stops_and_traces():
     result = learn_pll([train], callback=lambda row: row.iteration >= 2)
     assert len(result.trace) == 2 and not result.converged
     assert result.trace[1].objective > result.trace[0].objective
+
+
+def test_pll_with_an_atom_twice_in_a_clause_matches_brute_force():
+    """Flipping an atom that occurs twice in a clause (same or opposite signs) changes
+    the clause once, by both literals (the compiled events visit the clause once)."""
+    clauses = [(0.7, [(0, True), (0, True), (1, False)]), (-1.1, [(1, True), (1, False)]),
+               (0.4, [(2, False), (0, True), (2, False)]), (1.3, [(0, False), (2, True)])]
+    for bits in itertools.product([False, True], repeat=3):
+        world = np.array(bits)
+        net = GroundNetwork.from_clauses(3, clauses, truth=world.astype(np.int8))
+        params = np.array([0.9, -0.4, 0.3, 1.7])
+        value, _ = pll_value_grad(pll_terms(prepare([net])), params)
+        assert value == pytest.approx(brute_force_pll(net.with_params(params), world), abs=1e-9)

@@ -193,3 +193,36 @@ def test_cli_perceptron_expectations_and_final_samples(tmp_path, capsys):
     assert main(["learn", "-i", str(prog), "-t", str(train), "-o", str(out), "--ne", "Cancer",
                  "--method", "perceptron", "--average"]) == 2
     assert "average" in capsys.readouterr().err
+
+
+def test_chain_weights_from_parameters_equal_the_reweighted_networks():
+    """``MCSATChain.set_weights_from_params`` writes what ``set_weights(net.clause_weights(p))``
+    writes, and the two chains then draw the same worlds."""
+    from markovlogic.infer.mcsat import MCSATChain
+
+    net = training(40, 1)
+    params = np.array([0.3, -0.7, 1.2, 0.4])
+    a, b = MCSATChain(net, seed=5), MCSATChain(net, seed=5)
+    a.set_weights(net.clause_weights(params))
+    b.set_weights_from_params(net, params)
+    assert np.array_equal(a.prep.sat.weight, b.prep.sat.weight)
+    assert np.array_equal(a.prep.thresh, b.prep.thresh)
+    assert np.array_equal(a.sample(30), b.sample(30))
+
+
+def test_moments_drawn_a_chunk_at_a_time_equal_moments_drawn_at_once(monkeypatch):
+    """The sampled engine's moments from chunks of worlds (counts and true counts kept,
+    not the worlds) equal those of one call drawing every world."""
+    from markovlogic.learn import engines
+
+    net = training(40, 2)
+    params = np.array([0.5, 1.0, -0.5, 0.2])
+
+    def moments(chunk):
+        monkeypatch.setattr(engines, "SAMPLE_CHUNK", chunk)
+        eng = engines.SampledEngine(net, engines.PersistentMCSAT(net, 3), samples=50, burn_in=5)
+        return [eng.moments(params), eng.moments(params * 0.5)]
+
+    for x, y in zip(moments(7), moments(1000)):
+        assert np.array_equal(x.mean, y.mean) and np.array_equal(x.var, y.var)
+        assert np.array_equal(x.marginals[0], y.marginals[0]) and x.samples == y.samples == 50

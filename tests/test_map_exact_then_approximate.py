@@ -59,3 +59,29 @@ def test_only_large_models_share_the_limit():
     assert plan.exact_share(net, 60.0) is None          # setup estimate far below a tenth of the limit
     tiny_limit = plan.exact_setup_seconds(net) / plan.EXACT_FULL_SHARE / 2
     assert plan.exact_share(net, tiny_limit) == plan.EXACT_SHARE
+
+
+def test_the_default_method_takes_the_shared_limit_path_on_a_large_model(monkeypatch):
+    """Through the public API: a model counted as large (monkeypatched share) gets the
+    exact ILP for half the limit; an unproven answer is followed by the approximate path."""
+    from markovlogic.model import MLN, Database
+
+    mln = MLN.from_string("Smokes(person)\nCancer(person)\n1.5 Smokes(x) => Cancer(x)\n0.8 Smokes(x)\n")
+    db = Database.from_string("!Cancer(Ann)\n", mln=mln)
+    monkeypatch.setattr(plan, "EXACT_FULL_SHARE", 0.0)
+    limits = []
+    real = plan.exact_then_approximate
+
+    def spy(net, seconds, solve_exact, seed=0, parallel=None):
+        def unproven(limit):
+            limits.append(limit)
+            res = solve_exact(limit)
+            res.optimal, res.bound, res.gap = False, res.score + 100.0, 100.0 / max(1.0, abs(res.score))
+            return res
+        return real(net, seconds, unproven, seed, parallel)
+
+    monkeypatch.setattr(plan, "exact_then_approximate", spy)
+    answer = mln.map(db, max_seconds=8.0)
+    assert len(limits) == 1 and 0 < limits[0] <= plan.EXACT_SHARE * 8.0
+    assert answer.stats["path"].startswith("ilp+lp")
+    assert answer.optimal            # the LP's bound proves the world the two paths agree on

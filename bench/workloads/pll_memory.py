@@ -74,8 +74,9 @@ under 1 GB). Measured before and after in one run
     dn@54e27a5         2,702     158.98            146.42
     dn                 1,007     110.80            110.44     3.2e-12 (to dn@54e27a5)
 
-The network path fell from about 2,060 MB to 737 MB and ``dn`` from 2,702 to
-1,007 MB (MiB, like every figure here): the pseudo-likelihood's events by one
+``dn`` fell from 2,702 to 1,007 MB in that run (MiB, like every figure
+here), and the network path to 737 MB (2,058 MB in the 2026-11-27 run above;
+this run has no network@REV row): the pseudo-likelihood's events by one
 compiled pass over the flipped atoms' clauses instead of per-literal numpy
 arrays, the starting point computed before the MC-SAT chain is built, and a
 leaner chain (see ``infer/mcsat.py``: compiled set-up, unread arrays dropped,

@@ -453,19 +453,26 @@ def _pair_keys(two, clause_start, lit_atom, lit_positive, n_atoms, key):
 
 
 @nb.njit(**KERNEL)
+def _lower_bound(a, x):
+    """The first position of sorted ``a`` whose value is not below ``x``."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@nb.njit(**KERNEL)
 def _pair_match(key, order, sorted_key, two, partner):
     """``partner[two[k]]``: the first clause (in ``order``, a stable sort of
     ``key``) whose key is ``key[k]`` with both signs flipped (``key ^ 3``)."""
     n = len(sorted_key)
     for k in range(len(key)):
         want = key[k] ^ 3
-        lo, hi = 0, n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if sorted_key[mid] < want:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _lower_bound(sorted_key, want)
         if lo < n and sorted_key[lo] == want:
             partner[two[k]] = two[order[lo]]
 
@@ -521,13 +528,7 @@ def _packed_pair_match(packed, ibits, two, partner):
     for e in range(n):
         k = packed[e] & mask
         target = ((packed[e] >> ibits) ^ 3) << ibits
-        lo, hi = 0, n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if packed[mid] < target:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _lower_bound(packed, target)
         if lo < n and (packed[lo] >> ibits) == (target >> ibits):
             partner[two[k]] = two[packed[lo] & mask]
 
