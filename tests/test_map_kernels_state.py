@@ -178,3 +178,49 @@ def test_sorted_clauses_normalise_as_the_general_sort_does(seed):
         else:
             assert x == y, name
 
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lean_normalisation_shares_the_same_arrays(seed):
+    """``lean`` (MC-SAT's chain) leaves out the literal -> clause, atom ->
+    literal and clause maps when the clauses are canonical; every other array
+    equals the full normalisation's. A reverse index that does not match the
+    clauses is not trusted: the full arrays come back."""
+    rng = np.random.default_rng(900 + seed)
+    net = random_network(rng, 9, 30, max_len=4, n_blocks=2, repeats=bool(seed % 3 == 0))
+    if seed % 2:
+        # the grounder's form: each clause's atoms increasing, no repeats, no zero weights
+        s = sat_arrays(net)
+        clauses = [(None if s.is_hard[c] else float(s.weight[c]),
+                    [(int(s.lit_atom[i]), bool(s.lit_positive[i]))
+                     for i in range(s.clause_start[c], s.clause_start[c + 1])]) for c in range(s.n_clauses)]
+        blocks = [s.block_atoms[s.block_start[b]:s.block_start[b + 1]].tolist() for b in range(s.n_blocks)]
+        net = GroundNetwork.from_clauses(net.n_atoms, clauses, blocks=blocks)
+    full = sat_arrays(net)
+    lean = sat_arrays(net, lean=True)
+    dropped = {"lit_clause", "atom_lit", "orig_clause"}
+    if seed % 2:
+        assert len(lean.orig_clause) == 0
+        assert np.array_equal(full.orig_clause, np.arange(net.n_clauses))
+        assert len(lean.lit_clause) == len(lean.atom_lit) == 0
+    else:
+        assert len(lean.orig_clause) == net.n_clauses or not np.array_equal(full.orig_clause,
+                                                                             np.arange(net.n_clauses))
+        dropped = set()
+    for name in full._fields:
+        if name in dropped:
+            continue
+        x, y = getattr(full, name), getattr(lean, name)
+        if isinstance(x, np.ndarray):
+            assert np.array_equal(x, y), name
+        else:
+            assert x == y, name
+    # a wrong reverse index (two occurrences swapped between atoms' lists) is refused
+    if net.n_clauses and len(net.atom_clause) >= 2 and net.atom_clause[0] != net.atom_clause[-1]:
+        bad = net.atom_clause.copy()
+        bad[0], bad[-1] = bad[-1], bad[0]
+        out = normalise_clauses(net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive, net.weight,
+                                net.is_hard, net.block_start, net.block_atoms,
+                                reverse=(net.atom_clause_start, bad), lean=True)
+        assert len(out.orig_clause) == out.n_clauses
+        assert not np.array_equal(out.occ_clause, bad)

@@ -128,6 +128,24 @@ def _fill_reverse(lit_atom, start, out):
 
 
 @nb.njit(cache=True)
+def _occ_from_reverse(clause_start, lit_atom, lit_positive, r_start, r_clause, occ_positive):
+    """Whether ``(r_start, r_clause)`` is the atom -> clause index of these
+    clauses in clause order (what :func:`_fill_reverse` and ``lit_clause``
+    give), filling ``occ_positive`` (each occurrence's sign) on the way,
+    without the per-literal ``lit_clause`` / ``atom_lit`` arrays."""
+    fill = r_start[:-1].copy()
+    for c in range(len(clause_start) - 1):
+        for i in range(clause_start[c], clause_start[c + 1]):
+            a = lit_atom[i]
+            k = fill[a]
+            if k >= r_start[a + 1] or r_clause[k] != c:
+                return False
+            occ_positive[k] = lit_positive[i]
+            fill[a] = k + 1
+    return True
+
+
+@nb.njit(cache=True)
 def _same_occ(lit_clause, atom_lit, occ_clause):
     for k in range(len(atom_lit)):
         if lit_clause[atom_lit[k]] != occ_clause[k]:
@@ -157,6 +175,7 @@ def normalise_clauses(
     orig_clause: np.ndarray | None = None,
     reverse: tuple[np.ndarray, np.ndarray] | None = None,
     atom_block: np.ndarray | None = None,
+    lean: bool = False,
 ) -> SatArrays:
     """Normalise raw CSR clauses into :class:`SatArrays` (see module docstring).
 
@@ -166,14 +185,32 @@ def normalise_clauses(
     ``reverse`` (a network's ``(atom_clause_start, atom_clause)``, checked)
     the atom -> clause index as ``atom_lit_start`` / ``occ_clause``;
     ``atom_block`` likewise (about 17 bytes per clause less than copies of
-    each; MaxWalkSAT drops ``lit_clause`` and ``orig_clause`` while it runs)."""
+    each; MaxWalkSAT drops ``lit_clause`` and ``orig_clause`` while it runs).
+
+    ``lean``: for a caller whose kernels never read ``lit_clause``,
+    ``atom_lit`` or ``orig_clause`` (MC-SAT's chain): when the clauses are
+    canonical and ``reverse`` is their index, those three come back empty
+    (``orig_clause`` empty meaning the identity) and are never built, 16
+    bytes a literal and 8 a clause less at the set-up's peak."""
     clause_start = np.asarray(clause_start, dtype=np.int64)
     lit_atom = np.asarray(lit_atom, dtype=np.int32)
     lit_positive = np.asarray(lit_positive, dtype=bool)
     weight = np.asarray(weight, dtype=np.float64)
     is_hard = np.asarray(is_hard, dtype=bool)
     n_clauses = len(clause_start) - 1
-    if orig_clause is None and _canonical(clause_start, lit_atom, weight, is_hard):
+    canonical = orig_clause is None and _canonical(clause_start, lit_atom, weight, is_hard)
+    if canonical and lean and reverse is not None:
+        r_start, r_clause = reverse
+        if (r_start.dtype == np.int64 and r_clause.dtype == np.int32 and len(r_start) == n_atoms + 1
+                and len(r_clause) == len(lit_atom)):
+            occ_positive = np.empty(len(lit_atom), dtype=bool)
+            if _occ_from_reverse(clause_start, lit_atom, lit_positive, r_start, r_clause, occ_positive):
+                return _canonical_arrays(n_atoms, clause_start, lit_atom, lit_positive, weight, is_hard,
+                                         block_start, block_atoms, atom_block, np.zeros(0, dtype=np.int32),
+                                         np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64),
+                                         r_start, r_clause, occ_positive)
+            del occ_positive
+    if canonical:
         # the grounder's clauses: nothing to drop or reorder, no copies of the
         # literal arrays and no sort (tens of bytes per clause less at scale)
         lit_clause = _lit_clause(clause_start, len(lit_atom))
@@ -189,22 +226,10 @@ def normalise_clauses(
                 atom_lit_start, occ_clause = r_start, r_clause
         if occ_clause is None:
             occ_clause = lit_clause[atom_lit]
-        block_start = np.asarray(block_start, dtype=np.int64)
-        block_atoms = np.asarray(block_atoms, dtype=np.int32)
-        if atom_block is None or atom_block.dtype != np.int32 or len(atom_block) != n_atoms:
-            atom_block = np.full(n_atoms, -1, dtype=np.int32)
-            atom_block[block_atoms] = np.repeat(np.arange(len(block_start) - 1, dtype=np.int32),
-                                                np.diff(block_start))
-        hard_weight = weight[is_hard]
-        return SatArrays(
-            n_atoms=int(n_atoms), clause_start=clause_start, lit_atom=lit_atom, lit_positive=lit_positive,
-            lit_clause=lit_clause,
-            weight=weight if not np.any(hard_weight) else np.where(is_hard, 0.0, weight), is_hard=is_hard,
-            orig_clause=np.arange(n_clauses, dtype=np.int64),
-            atom_lit_start=atom_lit_start, atom_lit=atom_lit,
-            occ_clause=occ_clause, occ_positive=lit_positive[atom_lit], block_start=block_start,
-            block_atoms=block_atoms, atom_block=atom_block, const_score=0.0, const_cost=0.0, n_empty_hard=0,
-        )
+        return _canonical_arrays(n_atoms, clause_start, lit_atom, lit_positive, weight, is_hard, block_start,
+                                 block_atoms, atom_block, lit_clause, atom_lit,
+                                 np.arange(n_clauses, dtype=np.int64), atom_lit_start, occ_clause,
+                                 lit_positive[atom_lit])
     if orig_clause is None:
         orig_clause = np.arange(n_clauses, dtype=np.int64)
     sizes = np.diff(clause_start)
@@ -275,12 +300,34 @@ def normalise_clauses(
     )
 
 
-def sat_arrays(net: GroundNetwork) -> SatArrays:
-    """The normalised clause arrays of a whole network."""
+def _canonical_arrays(n_atoms, clause_start, lit_atom, lit_positive, weight, is_hard, block_start, block_atoms,
+                      atom_block, lit_clause, atom_lit, orig_clause, atom_lit_start, occ_clause,
+                      occ_positive) -> SatArrays:
+    """:class:`SatArrays` of canonical clauses, sharing the given arrays."""
+    block_start = np.asarray(block_start, dtype=np.int64)
+    block_atoms = np.asarray(block_atoms, dtype=np.int32)
+    if atom_block is None or atom_block.dtype != np.int32 or len(atom_block) != n_atoms:
+        atom_block = np.full(n_atoms, -1, dtype=np.int32)
+        atom_block[block_atoms] = np.repeat(np.arange(len(block_start) - 1, dtype=np.int32),
+                                            np.diff(block_start))
+    hard_weight = weight[is_hard]
+    return SatArrays(
+        n_atoms=int(n_atoms), clause_start=clause_start, lit_atom=lit_atom, lit_positive=lit_positive,
+        lit_clause=lit_clause,
+        weight=weight if not np.any(hard_weight) else np.where(is_hard, 0.0, weight), is_hard=is_hard,
+        orig_clause=orig_clause, atom_lit_start=atom_lit_start, atom_lit=atom_lit,
+        occ_clause=occ_clause, occ_positive=occ_positive, block_start=block_start,
+        block_atoms=block_atoms, atom_block=atom_block, const_score=0.0, const_cost=0.0, n_empty_hard=0,
+    )
+
+
+def sat_arrays(net: GroundNetwork, lean: bool = False) -> SatArrays:
+    """The normalised clause arrays of a whole network (``lean``: see
+    :func:`normalise_clauses`)."""
     return normalise_clauses(
         net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive, net.weight,
         net.is_hard, net.block_start, net.block_atoms,
-        reverse=(net.atom_clause_start, net.atom_clause), atom_block=net.atom_block,
+        reverse=(net.atom_clause_start, net.atom_clause), atom_block=net.atom_block, lean=lean,
     )
 
 

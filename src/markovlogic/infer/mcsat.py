@@ -681,10 +681,12 @@ class MCSATChain:
         # every soft clause kept: normalise with placeholder weights, then write the real ones
         # (a fresh array: sat_arrays shares the network's weight array, and _write_weights writes in place)
         placeholder = replace(net, weight=np.where(net.is_hard, 0.0, 1.0))
-        self.prep = prepare(placeholder, opt.hard_weight)
+        self.prep = prepare(placeholder, opt.hard_weight, lean=True)
         sat = self.prep.sat
-        self._orig_hard = np.flatnonzero(net.is_hard[sat.orig_clause])
-        self._identity = len(sat.orig_clause) == net.n_clauses and _is_identity(sat.orig_clause)
+        # a lean normalisation leaves the clause map empty when it is the identity
+        self._identity = (len(sat.orig_clause) == 0 and sat.n_clauses == net.n_clauses) or (
+            len(sat.orig_clause) == net.n_clauses and _is_identity(sat.orig_clause))
+        self._orig_hard = np.flatnonzero(net.is_hard if self._identity else net.is_hard[sat.orig_clause])
         # the kernels read ``prep.arrays`` only: drop the normalised arrays they never read (literal ->
         # clause, atom -> literal, and the clause map while it is the identity), 16 bytes a literal and
         # 8 a clause less for the life of the chain (on UW-CSE's 6 M clauses, 144 MB)
@@ -827,7 +829,8 @@ class MCSATChain:
 
     def reset(self, init: np.ndarray | None = None) -> None:
         """Restart the chain from ``init`` (or a random world)."""
-        self._state, flips = feasible_state(self.prep, self.rng, None if init is None else self._lift(init))
+        self._state, flips = feasible_state(self.prep, self.rng, None if init is None else self._lift(init),
+                                             reuse=self._state)
         self.init_flips += flips
         self._state.fst[0] = self._score()
 

@@ -776,9 +776,10 @@ class AtomChain:
     def reset(self, init: np.ndarray | None = None) -> None:
         """Restart from ``init`` (or a random world), made feasible; the best
         world found so far is kept."""
-        state, flips = feasible_state(self.prep, self.rng, init)
+        state, flips = feasible_state(self.prep, self.rng, init, reuse=self.state)
         self.init_flips += flips
-        # the kernels update these arrays in place: copy the new state into them
+        # the kernels update these arrays in place: copy the new state into them (the per-clause ones are
+        # already the same arrays)
         for old, new in zip(self.state, state):
             if isinstance(old, np.ndarray):
                 old[...] = new

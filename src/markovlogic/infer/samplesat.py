@@ -164,14 +164,17 @@ class Prepared(NamedTuple):
                 self.occ_positive, s.weight, s.block_start, s.block_atoms, s.atom_block, self.var)
 
 
-def prepare(net: GroundNetwork, hard_weight: float | None = None) -> Prepared:
+def prepare(net: GroundNetwork, hard_weight: float | None = None, lean: bool = False) -> Prepared:
     """Normalise the clauses and list the variables to sample. With
     ``hard_weight``, hard clauses become soft clauses of that weight
-    (Alchemy's treatment; exactly-one blocks stay exact)."""
+    (Alchemy's treatment; exactly-one blocks stay exact). ``lean``: the
+    caller never reads ``sat.lit_clause``, ``sat.atom_lit`` or
+    ``sat.orig_clause``, which may then come back empty (see
+    :func:`normalise_clauses`)."""
     if not np.all(np.isfinite(net.weight)):
         raise InferenceError("a clause weight is not finite; use a hard clause instead of an infinite weight")
     if hard_weight is None:
-        sat = sat_arrays(net)
+        sat = sat_arrays(net, lean=lean)
     else:
         sat = normalise_clauses(
             net.n_atoms, net.clause_start, net.lit_atom, net.lit_positive,
@@ -201,7 +204,10 @@ def prepare(net: GroundNetwork, hard_weight: float | None = None) -> Prepared:
     if sat.n_blocks:
         active[sat.block_atoms] = np.repeat(live_block, bsize)
     soft = np.flatnonzero(~sat.is_hard).astype(np.int32)
-    thresh = -np.expm1(-np.abs(sat.weight))
+    thresh = np.abs(sat.weight)                 # -expm1(-|w|), in place: one clause array, not three
+    np.negative(thresh, out=thresh)
+    np.expm1(thresh, out=thresh)
+    np.negative(thresh, out=thresh)
     return Prepared(
         sat=sat,
         # the normalised arrays' own (``lit_clause[atom_lit]``, ``lit_positive[atom_lit]``; the network's
@@ -712,27 +718,40 @@ def feasible_state(
     max_flips: int | None = None,
     max_tries: int = 3,
     noise: float = 0.5,
+    reuse: SamplerState | None = None,
 ) -> tuple[SamplerState, int]:
     """A chain state whose world satisfies every hard clause and block, found
     by WalkSAT on the hard clauses from ``init`` (or a random world), with
     ``sel`` set to "hard clauses only". Returns the state and the WalkSAT
-    moves made. Raises :class:`InferenceError` if no such world is found."""
+    moves made. Raises :class:`InferenceError` if no such world is found.
+
+    ``reuse``: a state of the same sampler whose per-clause arrays are
+    overwritten instead of allocating new ones (a chain's restart then needs
+    no second copy of its state; the old state is invalid afterwards)."""
     sat = prep.sat
     nc = sat.n_clauses
     if max_flips is None:
         max_flips = max(100_000, 100 * sat.n_atoms)
     rs = new_rng_state(rng)
-    sel = np.where(sat.is_hard, SEL_SAT, SEL_NONE).astype(np.int8)
-    vlist = np.zeros(nc, dtype=np.int32)
-    vpos = np.full(nc, -1, dtype=np.int32)
-    ist = np.zeros(1, dtype=np.int64)
-    fst = np.zeros(1, dtype=np.float64)
-    count = np.zeros(nc, dtype=np.int32)
-    txor = np.zeros(nc, dtype=np.int32)
+    if reuse is not None and len(reuse.count) == nc:
+        sel, vlist, vpos, count = reuse.sel, reuse.vlist, reuse.vpos, reuse.count
+        sel.fill(SEL_NONE)
+        sel[sat.is_hard] = SEL_SAT
+        vlist.fill(0)
+        ist, fst = reuse.ist, reuse.fst
+        ist[0], fst[0] = 0, 0.0
+    else:
+        sel = np.where(sat.is_hard, SEL_SAT, SEL_NONE).astype(np.int8)
+        vlist = np.zeros(nc, dtype=np.int32)
+        vpos = np.full(nc, -1, dtype=np.int32)
+        ist = np.zeros(1, dtype=np.int64)
+        fst = np.zeros(1, dtype=np.float64)
+        count = np.zeros(nc, dtype=np.int32)
     total = 0
     for attempt in range(max_tries):
         world, block_true = start_world(prep, rng, init if attempt == 0 else None)
-        init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, txor)
+        # the XOR of true atoms is not kept here: ``vpos`` is its scratch (rebuild_violated rewrites it whole)
+        init_counts(world, sat.clause_start, sat.lit_atom, sat.lit_positive, count, vpos)
         rebuild_violated(sel, count, vlist, vpos, ist)
         state = SamplerState(world, count, sel, vlist, vpos, ist, fst, block_true, rs)
         if ist[0] > 0:
