@@ -786,9 +786,17 @@ class MCSATChain:
         np.negative(prep.thresh, out=prep.thresh)
         np.expm1(prep.thresh, out=prep.thresh)
         np.negative(prep.thresh, out=prep.thresh)
-        strong = np.empty(len(prep.soft), dtype=np.int32)
-        self.strong = strong[:_strong_clauses(prep.soft, sat.weight, self._size2, float(self.guide_weight),
-                                              strong)].copy()
+        # the strong clauses are a prefix of a scratch array; when they are most of it, it is kept as theirs
+        # (a learner's re-weighting then needs no new scratch), else they are copied out and it is dropped
+        buf = getattr(self, "_strong_buf", None)
+        if buf is None or len(buf) != len(prep.soft):
+            buf = np.empty(len(prep.soft), dtype=np.int32)
+        n = _strong_clauses(prep.soft, sat.weight, self._size2, float(self.guide_weight), buf)
+        if 2 * n > len(buf):
+            self._strong_buf, self.strong = buf, buf[:n]
+        else:
+            self._strong_buf, self.strong = None, buf[:n].copy()
+        del buf
         if len(self._pairs):
             # a bond needs both clauses of an equivalence in the slice: hard or of positive weight
             if len(self._partner) != len(self._pairs) or self._partner is self._pairs:

@@ -102,7 +102,7 @@ def _anchor_index(n_atoms, n_params, clause_start, lit_atom, lit_positive, is_ha
     """The arrays of ``FeatureCounter`` in two passes over the clauses."""
     n_clauses = len(clause_start) - 1
     counted = np.zeros(n_clauses, dtype=np.bool_)
-    anchor = np.full(n_clauses, -1, dtype=np.int64)
+    anchor = np.full(n_clauses, -1, dtype=np.int32)       # clause ids fit int32, as the network's reverse index
     total = np.zeros(n_params)
     start = np.zeros(n_atoms + 1, dtype=np.int64)
     n_positive = 0
@@ -123,8 +123,8 @@ def _anchor_index(n_atoms, n_params, clause_start, lit_atom, lit_positive, is_ha
     for a in range(n_atoms):
         start[a + 1] += start[a]
     fill = start[:-1].copy()
-    anchored = np.empty(start[n_atoms], dtype=np.int64)
-    positive = np.empty(n_positive, dtype=np.int64)
+    anchored = np.empty(start[n_atoms], dtype=np.int32)
+    positive = np.empty(n_positive, dtype=np.int32)
     k = 0
     for c in range(n_clauses):
         if not counted[c]:
