@@ -231,15 +231,33 @@ class Grounder:
         N=1M: the transitivity of ``Friends``, 100 M rows, 0.85 GB of hash
         tables; capped, the peak falls from 186 to 126 bytes a ground clause,
         the grounding takes 15 s instead of 12)."""
+        return self._lean(lambda: self._count(sql))
+
+    def _lean(self, work):
+        """``work()`` with DuckDB's memory capped at ``COUNT_MEMORY`` (lowering
+        the cap also makes DuckDB give back the buffers it keeps)."""
         full = duckdb_share(self.memory_limit) >> 20
         if full <= COUNT_MEMORY >> 20:
-            return self._count(sql)
+            return work()
         con = self.store.con
         con.execute(f"SET memory_limit='{COUNT_MEMORY >> 20}MB'")
         try:
-            return self._count(sql)
+            return work()
         finally:
             con.execute(f"SET memory_limit='{full}MB'")
+
+    def _count_evidence_only(self, t: ClauseTemplate, q) -> int:
+        """The groundings of an evidence-only template (every one false by
+        evidence): walked by a compiled kernel for a two-step path over
+        observed relations (``pathcount``: the transitivity of ``Friends``,
+        3x10^8 rows at social N=3M, 35 s in DuckDB, 2 s walked), counted in
+        SQL otherwise."""
+        from .pathcount import count_open_paths, path_shape
+
+        shape = path_shape(t, self.store)
+        if shape is not None:
+            return self._lean(lambda: count_open_paths(self.store, shape))
+        return self._count_lean(q.sql)
 
     def _template_text(self, i: int) -> str:
         from ..logic.format import format_clause
@@ -518,7 +536,7 @@ class Grounder:
         if not q.literals and not t.plus_vars:       # every grounding is false by evidence: count them
             if 0 not in self.row_parts.get(i, ((0,), 1))[0]:
                 return None, info                   # counted once, by part 0
-            n = self._count_lean(q.sql)
+            n = self._count_evidence_only(t, q)
             info["rows"] = n
             if n == 0:
                 return None, info
