@@ -128,3 +128,59 @@ def test_bad_lines_give_the_line_readers_error(tmp_path, bad):
         Database.from_string(text, filename="e.db")
     assert str(got.value) == str(expected.value)
     assert (got.value.line, got.value.column) == (expected.value.line, expected.value.column)
+
+
+def _first_seen(atoms):
+    seen: dict = {}
+    for a, _, _ in atoms:
+        for c in a.args:
+            seen.setdefault(c, len(seen))
+    return list(seen)
+
+
+@pytest.mark.parametrize("mode", ["python", "numba"])
+def test_names_sharing_eight_bytes_long_names_and_queue_flushes(tmp_path, monkeypatch, mode):
+    """The intern table finds short names by their first eight bytes and
+    compares longer ones in full: names equal in their first eight bytes,
+    lengths 8 / 9 / 255 / 300, names differing only in their last byte; ids in
+    first-appearance order across queue flushes, table growth and blocks
+    (the kernels compiled and run as Python agree)."""
+    from markovlogic import jit
+
+    long_a, long_b = "L" * 299 + "a", "L" * 299 + "b"
+    names = ["ABCDEFGH", "ABCDEFGHI", "ABCDEFGHJ", "ABCDEFG", "A", "x" * 255, "x" * 254 + "y", long_a, long_b, "7",
+             "1.5e3"]
+    rng = random.Random(3)
+    lines = []
+    for i in range(3000):
+        a = rng.choice(names) if rng.random() < 0.5 else f"C{rng.randrange(900)}"
+        b = rng.choice(names) if rng.random() < 0.3 else f"Dname{rng.randrange(1200)}xyz"
+        lines.append(f"P({a},{b})" if i % 7 else f"!P({a}, {a})")
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    monkeypatch.setattr(dbcolumns, "BLOCK", 4096 if mode == "python" else 997)
+    monkeypatch.setattr(dbcolumns, "QUEUE", 37)
+    with jit.force_mode(mode):
+        reader = dbcolumns.ColumnReader()
+        assert reader.read_file(path, str(path))
+        cols = reader.finish()
+    atoms, _ = _expected(text, str(path))
+    assert cols.consts == _first_seen(atoms)
+    got = [(a.atom, a.truth, (a.pos.file, a.pos.line, a.pos.column)) for a in cols.iter_atoms()]
+    assert got == atoms
+
+
+def test_the_survey_sees_a_block_comment_across_reads_and_the_encoding():
+    """``/*`` split between two reads of the file is still seen; a file that is
+    not valid UTF-8 (also when its bad byte comes in a later read) is latin-1."""
+    import io
+
+    head = b"P(A,B)\n" * 20
+    for size in (len(head) + 5, len(head) + 6, 7, 4096):
+        survey = dbcolumns.ColumnReader._survey
+        assert survey(io.BytesIO(head + b"Q(C) /* x */\n"), bytearray(size)) is None
+        assert survey(io.BytesIO(head + b"Q(C) / * x\n"), bytearray(size)) == "utf-8"
+        assert survey(io.BytesIO(head + "Q(Caf\u00e9)\n".encode()), bytearray(size)) == "utf-8"
+        assert survey(io.BytesIO(head + b"Q(Caf\xe9)\n"), bytearray(size)) == "latin-1"
+        assert survey(io.BytesIO(head + b"Q(Caf\xc3)"), bytearray(size)) == "latin-1"
