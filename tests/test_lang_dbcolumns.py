@@ -22,6 +22,15 @@ LINES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _columns_for_every_size(monkeypatch):
+    """Small files are read as text (parser.SMALL_DB_BYTES); here every file
+    goes through the column reader."""
+    from markovlogic.lang import parser
+
+    monkeypatch.setattr(parser, "SMALL_DB_BYTES", -1)
+
+
 def _expected(text: str, name: str):
     atoms, values = parse_db_lines(text, name)
     return [(a.atom, a.truth, (a.pos.file, a.pos.line, a.pos.column)) for a in atoms], values
@@ -184,3 +193,27 @@ def test_the_survey_sees_a_block_comment_across_reads_and_the_encoding():
         assert survey(io.BytesIO(head + "Q(Caf\u00e9)\n".encode()), bytearray(size)) == "utf-8"
         assert survey(io.BytesIO(head + b"Q(Caf\xe9)\n"), bytearray(size)) == "latin-1"
         assert survey(io.BytesIO(head + b"Q(Caf\xc3)"), bytearray(size)) == "latin-1"
+
+
+def test_lines_longer_than_the_read_buffer(tmp_path, monkeypatch):
+    """A line longer than the reading buffer (BLOCK) makes it grow; the lines
+    after it are read as before; a last line without a newline too."""
+    lines = ["P(A,B)", "S(" + ",".join(f"long_name_{i}" for i in range(7)) + ")", "Q(C)", "",
+             "S(" + ",".join(f"x{i}" for i in range(7)) + ")", "!P(B,A)"]
+    text = "\n".join(lines)
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    monkeypatch.setattr(dbcolumns, "BLOCK", 16)
+    db = Database.from_file(path)
+    atoms, _ = _expected(text, str(path))
+    assert _got(db) == atoms
+
+
+def test_an_empty_file_and_a_file_of_blank_lines(tmp_path):
+    for text in ("", "\n\n  \n// c\n"):
+        path = tmp_path / "e.db"
+        path.write_text(text)
+        reader = dbcolumns.ColumnReader()
+        assert reader.read_file(path, str(path))
+        cols = reader.finish()
+        assert len(cols) == 0 and cols.consts == []
