@@ -217,3 +217,18 @@ def test_an_empty_file_and_a_file_of_blank_lines(tmp_path):
         assert reader.read_file(path, str(path))
         cols = reader.finish()
         assert len(cols) == 0 and cols.consts == []
+
+
+def test_the_predicate_table_grows_while_argument_names_wait(tmp_path):
+    """Hundreds of predicate names (their table grows mid-block) between lines
+    whose argument names are still queued: every argument is written."""
+    rng = random.Random(5)
+    lines = [f"{'Pred' + str(rng.randrange(400)) + '_with_a_long_name'}(C{rng.randrange(50)},D{i})"
+             for i in range(5000)]
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    db = Database.from_file(path)
+    atoms, _ = _expected(text, str(path))
+    assert _got(db) == atoms
+    assert db.columns.consts == _first_seen(atoms)

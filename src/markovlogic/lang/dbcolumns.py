@@ -242,7 +242,9 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, poffs, pbuf, pcount
         while le < hi and data[le] != 10:
             le += 1
         n = le - p
-        if nq + maxa > size or (ccounts[0] + nq + maxa + 1) * 2 > len(ctab) or ccounts[1] + qbytes + n > len(cbuf):
+        grow_p = (pcounts[0] + 2) * 2 > len(ptab) or pcounts[1] + n > len(pbuf)
+        if grow_p or nq + maxa > size or (ccounts[0] + nq + maxa + 1) * 2 > len(ctab) \
+                or ccounts[1] + qbytes + n > len(cbuf):
             _flush(data, qu, nq, qh, qfirst, qid, args, ctab, coffs, cbuf, ccounts)
             for j in range(maxa):
                 if last_q[j] >= 0:
@@ -250,9 +252,8 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, poffs, pbuf, pcount
                     last_q[j] = -1
             nq = 0
             qbytes = 0
-        if (pcounts[0] + 2) * 2 > len(ptab) or pcounts[1] + n > len(pbuf) \
-                or (ccounts[0] + maxa + 1) * 2 > len(ctab) or ccounts[1] + n > len(cbuf):
-            return line, p, 0
+        if grow_p or (ccounts[0] + maxa + 1) * 2 > len(ctab) or ccounts[1] + n > len(cbuf):
+            return line, p, 0           # (the queue is empty: flushed above)
         # ---- an atom line?
         q = p
         ok = True
