@@ -265,12 +265,12 @@ Not yet within the issue's 75 s at N=3M: parsing (31 s) and building the
 evidence store (~30 s) are left (see the issue note).
 
 Then (branch parse33) the .db scan (``lang/dbcolumns.py``): 10 M lookups of
-the second argument in a 128 MB table took 2.1 s one at a time; a call per
-lookup counted references (locked instructions, which wait for every
-outstanding load), so the table's cache misses were served one after
-another. Now the argument names of up to 512 lines are queued and interned
-in one short loop with no call (``_flush``: several misses in flight,
-1.24 s -> 0.55 s for the same lookups), a slot is two words (id and a tag
+the second argument in a 128 MB table took about 2 s, the table's cache
+misses served one after another (a call per lookup; probably its reference
+counting's locked instructions, which wait for outstanding loads). Now the
+argument names of up to 512 lines are queued and interned in one short loop
+with no call (``_flush``: several misses in flight; scanning the whole file
+against a full table 2.8 s -> 1.24 s, 0.7 s of it parsing), a slot is two words (id and a tag
 of hash and length; the name's first 8 bytes), so a name of at most 8
 bytes is found in one cache line; the file is surveyed for ``/*`` and its
 encoding in one pass and read into one reused buffer (before: three reads
