@@ -123,6 +123,7 @@ def _random_case(tmp_path, seed, n_dbs):
     return mln, dbs
 
 
+@pytest.mark.filterwarnings("ignore::markovlogic.errors.DomainExtendedWarning")
 @pytest.mark.parametrize("seed", range(6))
 def test_bulk_interning_matches_per_name(tmp_path, seed):
     mln, dbs = _random_case(tmp_path, seed, 1 + seed % 3)
