@@ -104,6 +104,32 @@ def test_a_template_outgrowing_the_budget_while_streaming_is_stopped():
         g.close()
 
 
+def test_a_count_that_does_not_finish_lets_a_streamed_template_go_on():
+    """The bound says the rows may not fit, the count of the live rows does
+    not finish in time: a streamed template is ground anyway (the stream's own
+    check would stop it), and gives the network an unbudgeted grounding gives."""
+    consts = ", ".join(f"C{i}" for i in range(60))
+    text = f"dom = {{{consts}}}\nQ(dom)\nS(dom, dom)\n1 Q(a) ^ Q(b) => S(a, b)\n"
+    mln = MLN.from_string(text, filename="m.mln")
+    evidence = "\n".join(f"Q(C{i})" for i in range(30))      # 900 live rows of the bound's 3,600
+    plain = Grounder(mln, [Database.from_string(evidence, mln=mln)], [Query("S")])
+    try:
+        want = plain.network()
+    finally:
+        plain.close()
+    g = Grounder(mln, [Database.from_string(evidence, mln=mln)], [Query("S")], memory_limit="64M")
+    try:
+        g._count_bounded = lambda sql, seconds: None      # "did not finish in COUNT_SECONDS"
+        g.bytes_used = g.memory_limit - 1000 * g._row_bytes(0)        # 900 rows fit, the bound's 3,600 do not
+        assert g._grounding_bound(0) * g._row_bytes(0) > g.memory_limit - g.bytes_used
+        with streamed(chunk_rows=500):
+            net = g.network()
+    finally:
+        g.close()
+    assert net.n_clauses == want.n_clauses == 900
+    assert np.array_equal(net.lit_atom, want.lit_atom) and np.array_equal(net.weight, want.weight)
+
+
 def test_constant_rows_are_counted_not_held():
     """Friends-of-friends over evidence only: every grounding is a constant;
     the template's rows are counted in SQL and its weight goes to the

@@ -81,6 +81,26 @@ compiled pass over the flipped atoms' clauses instead of per-literal numpy
 arrays, the starting point computed before the MC-SAT chain is built, and a
 leaner chain (see ``infer/mcsat.py``: compiled set-up, unread arrays dropped,
 weights written from the parameters).
+
+Then (2026-11-28 02:07-02:16 UTC, ``python -m bench.workloads.pll_memory
+--against a322f0c --dn``, load 3.4-3.7 with a helper's grounding runs; each
+path of each version first run once untimed, so that neither run compiles
+kernels; before that warm-up the cold revision's ``dn`` measured 1,204 MB):
+
+    path               peak MB   CPU s (user+sys)   wall s   weights max |diff|
+    floor@a322f0c        239       1.68              1.38
+    floor                239       1.57              1.26
+    streamed@a322f0c     269       4.35              3.65     1.4e-12 (to network)
+    streamed             268       4.09              3.38     1.4e-12 (to network)
+    network              730       7.74              7.00
+    dn@a322f0c         1,024     108.77            108.12
+    dn                   912     107.09            106.42     0 (to dn@a322f0c)
+
+``dn`` under 1 GB (912 MiB, 0.96 GB), identical weights: a chain restart
+reuses its state's arrays instead of holding two states, the chain's
+normalisation never builds the literal -> clause, atom -> literal and clause
+maps it drops (``lean``), the feature counter's clause lists are int32 and
+the chain's strong clauses stay in their scratch array.
 """
 
 from __future__ import annotations

@@ -264,7 +264,35 @@ array; 2.3 s at N=1M). Same run, 2026-11-28, machine shared (load 2.2-2.8)::
 Not yet within the issue's 75 s at N=3M: parsing (31 s) and building the
 evidence store (~30 s) are left (see the issue note).
 
-Then (branch parse33) the .db scan (``lang/dbcolumns.py``): 10 M lookups of
+Issue 30, the evidence store (branch intern32): constants are interned in
+bulk on the .db reader's own codes (``store.store.intern_evidence``: the
+first appearances per column give the new ids, ``ConstantTable``'s name ->
+id dict and member dicts are built only when asked for), and repeated /
+contradicting evidence rows are found by a compiled bucket scan
+(``store/dedupe.py``: counting sort by the first argument, stable sort and
+run scan per bucket; no packed key, no ``np.unique``). The store build of
+social N=1M: 8.8 -> 2.3 s, its peak 1,313 -> 924 MB. Network arrays, the
+constants and scores at three worlds identical to main at N=300k. Same run
+each, 2026-11-28, machine shared (load 2.1 at N=1M, 4.4-5.1 at N=3M)::
+
+    python -m bench.workloads.scale --kind social --n 1000000 --stages ground --against main \
+        --json-name intern32.json
+    python -m bench.workloads.scale --kind social --n 3000000 --stages ground,map --max-seconds 60 \
+        --against main --json-name intern32-3m.json
+
+| social | version | parse s | ground wall / CPU s | parse+ground wall / CPU s | ground peak MB | MAP wall s (path) |
+|---|---|---|---|---|---|---|
+| N=1M | this | 11.2 | 12.2 / 11.8 | 23.4 / 22.9 | 1,528 | - |
+| N=1M | main | 10.1 | 17.2 / 16.8 | 27.3 / 26.6 | 1,591 | - |
+| N=3M | this | 32.9 | 46.5 / 44.4 | 79.5 / 75.5 | 3,676 | 51.0 (lp+maxwalksat) |
+| N=3M | main | 33.5 | 71.9 / 65.6 | 105.3 / 96.8 | 3,989 | 61.6 (lp+maxwalksat) |
+
+MAP cost 1,950,510.1 (= its bound) in both. Still not within 75 s for
+parse+ground+MAP at N=3M: parsing (33 s, the .db scan kernel) is left, and
+MAP took the LP+MaxWalkSAT path under this load (22.6 s lp-rounding at load
+2.5 in the run above).
+
+Issue 30, the .db scan (branch parse33, before intern32 was merged) (``lang/dbcolumns.py``): 10 M lookups of
 the second argument in a 128 MB table took about 2 s, the table's cache
 misses served one after another (a call per lookup; probably its reference
 counting's locked instructions, which wait for outstanding loads). Now the
@@ -293,13 +321,21 @@ the SQL count of the transitivity did before pathcount (peak at N=1M
 | N=3M | this | 12.0 | 75.3 / 73.9 | 3,892 | 52.8 lp+maxwalksat | 1,950,510.1 (optimal) | 128.1 / 125.6 |
 | N=3M | main | 32.4 | 103.8 / 99.3 | 4,144 | 66.7 lp+maxwalksat | 1,950,510.1 (optimal) | 170.5 / 162.7 |
 
-Left: "ground" itself. Where it went at N=1M (py-spy, 50 Hz, 21.7 s):
-the evidence store built in the grounder's constructor 10.8 s (re-interning
-the constants into ``ConstantTable``, sorting to deduplicate rows; another
-branch works on it), the templates 5.9 s (the transitivity's walk 2.7 s),
-merge and network the rest. And the MAP stage: lp-rounding in 22.6 s in
-the run above, here the LP's rounding did not settle and MaxWalkSAT ran
-(52.8 s; main the same path).
+Both together (parse33 with intern32 merged, against main = intern32),
+same run, 2026-11-28, machine shared (load 1.1-1.5)::
+
+    python -m bench.workloads.scale --kind social --n 3000000 --stages ground,map --max-seconds 60 \
+        --against main --json-name parse33-merged-3m.json
+
+| social N=3M | parse s | ground wall / CPU s | parse+ground wall / CPU s | ground peak MB | MAP wall s (path) | total wall / CPU s |
+|---|---|---|---|---|---|---|
+| this | 11.2 | 38.9 / 43.3 | **50.2** / 54.7 | 3,569 | 66.0 (lp+maxwalksat) | 116.2 / 122.0 |
+| main | 31.5 | 36.0 / 40.0 | 67.5 / 71.8 | 3,673 | 56.8 (lp+maxwalksat) | 124.3 / 129.4 |
+
+MAP cost 1,950,510.1 (= its bound) in both. Parse+ground is now at the
+issue's 50 s; parse+ground+MAP (75 s) is not: the MAP stage took the
+LP+MaxWalkSAT path and its whole 60 s (lp-rounding alone was 22.6 s at
+load 2.5 in the ground31 run above).
 """
 
 from __future__ import annotations

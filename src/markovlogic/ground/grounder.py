@@ -417,10 +417,15 @@ class Grounder:
             conds.append(f"s.{out.status_col} = -1")
         return f"SELECT * FROM ({q.sql}) AS s WHERE {' OR '.join(conds) or 'FALSE'}"
 
-    def _check_budget(self, i: int, q, used: int) -> None:
+    def _check_budget(self, i: int, q, used: int, streamed: bool = False) -> None:
         """Stop before a template's rows would exceed the memory budget (or
         ``max_clauses``): a cheap bound first, the exact count of the rows that
-        will be held (those with an unknown literal) when needed."""
+        will be held (those with an unknown literal) when needed. ``streamed``:
+        the rows are streamed with a check of the rows held as they come
+        (:meth:`stream_template`), so a count that does not finish in
+        ``COUNT_SECONDS`` lets the template go on instead of refusing it (at
+        social N=10M counting the 10^8 live rows of one template takes longer
+        than grounding them)."""
         per_row = self._row_bytes(i)
         remaining = self.memory_limit - self.bytes_used
         bound = self._grounding_bound(i)
@@ -439,6 +444,8 @@ class Grounder:
             return
         n = self._count_bounded(self._live_sql(q), COUNT_SECONDS)
         if n is None:
+            if streamed:
+                return
             self._too_big(i, bound, per_row, counted=False)
         if n * per_row > remaining:
             self._too_big(i, float(n), per_row, counted=True)
@@ -557,7 +564,7 @@ class Grounder:
         if q.empty:
             return None, info
         if self.chunk_sink is None:      # (a sink holds no row)
-            self._check_budget(i, q, used)
+            self._check_budget(i, q, used, streamed=True)
         coef = self.params.coefficient(t)
         if not q.literals and not t.plus_vars:       # every grounding is false by evidence: count them
             if 0 not in self.row_parts.get(i, ((0,), 1))[0]:

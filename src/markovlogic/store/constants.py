@@ -50,32 +50,91 @@ def integer_name(value: int) -> str:
 
 
 class ConstantTable:
-    """Names <-> ids, and type membership, built in a fixed order."""
+    """Names <-> ids, and type membership, built in a fixed order.
+
+    ``names`` lists the names in id order. ``ids`` (name -> id) and
+    ``members`` (type -> ordered set of ids, as a dict) are built when first
+    asked for: the evidence store adds the constants of big evidence in bulk
+    (:meth:`extend_new`, :meth:`add_ids`: numpy arrays of ids, no dict), and
+    its own lookups go by :meth:`id_of`, :meth:`is_member` and :meth:`domain`.
+    """
 
     def __init__(self) -> None:
         self.names: list[str] = []
-        self.ids: dict[str, int] = {}
-        self.members: dict[str, dict[int, None]] = {}   # type -> ordered set of ids
+        self._ids: dict[str, int] = {}          # name -> id of names[:self._n_indexed]
+        self._n_indexed = 0
+        # type -> ids in order of addition (chunks: int lists or int32 arrays, repeats allowed)
+        self._parts: dict[str, list] = {}
+        self._domains: dict[str, tuple[int, int, np.ndarray]] = {}   # type -> (parts, last len, sorted ids)
+        self._members: dict[str, dict[int, None]] | None = None
 
-    def intern(self, name: str) -> int:
-        cid = self.ids.get(name)
-        if cid is None:
-            cid = len(self.names)
-            self.ids[name] = cid
-            self.names.append(name)
+    # ---------------------------------------------------------------- names
+    @property
+    def ids(self) -> dict[str, int]:
+        """name -> id of every constant (indexed in bulk when first needed)."""
+        n = len(self.names)
+        if self._n_indexed < n:
+            k = self._n_indexed
+            self._ids.update(zip(self.names[k:] if k else self.names, range(k, n)))
+            self._n_indexed = n
+        return self._ids
+
+    def id_of(self, name: str) -> int | None:
+        """The id of a name (None if not interned); names added one by one
+        before a bulk addition are found without indexing the bulk."""
+        cid = self._ids.get(name)
+        if cid is None and self._n_indexed < len(self.names):
+            cid = self.ids.get(name)
         return cid
 
+    def intern(self, name: str) -> int:
+        ids = self.ids
+        cid = ids.get(name)
+        if cid is None:
+            cid = len(self.names)
+            ids[name] = cid
+            self.names.append(name)
+            self._n_indexed = len(self.names)
+        return cid
+
+    def extend_new(self, names: list[str]) -> int:
+        """Append names that are not interned yet and distinct (the caller
+        knows: no check); returns the id of the first. The name -> id index
+        covers them only when next asked for."""
+        start = len(self.names)
+        self.names.extend(names)
+        return start
+
+    # ---------------------------------------------------------------- types
+    def _touch(self, type_name: str) -> list:
+        self._members = None
+        parts = self._parts.get(type_name)
+        if parts is None:
+            parts = self._parts[type_name] = []
+        return parts
+
     def add_type(self, type_name: str) -> None:
-        self.members.setdefault(type_name, {})
+        if type_name not in self._parts:
+            self._touch(type_name)
 
     def add(self, type_name: str, name: str) -> int:
         cid = self.intern(name)
-        self.members.setdefault(type_name, {})[cid] = None
+        parts = self._touch(type_name)
+        if parts and isinstance(parts[-1], list):
+            parts[-1].append(cid)
+        else:
+            parts.append([cid])
         return cid
+
+    def add_ids(self, type_name: str, ids: np.ndarray) -> None:
+        """Make interned ids members of a type (in this order; repeats and
+        members already there are fine)."""
+        parts = self._touch(type_name)
+        if len(ids):
+            parts.append(np.array(ids, dtype=np.int32))
 
     def add_many(self, type_name: str, names) -> None:
         """Add every name of an iterable to a type (interning new ones)."""
-        table = self.members.setdefault(type_name, {})
         ids = self.ids
         if isinstance(names, list) and len(names) > 64 and len(set(names)) == len(names):
             # distinct names (a column's constants in order of appearance): in bulk
@@ -83,15 +142,19 @@ class ConstantTable:
             start = len(self.names)
             ids.update(zip(new, range(start, start + len(new))))
             self.names.extend(new)
-            table.update(dict.fromkeys(map(ids.__getitem__, names)))
+            self._n_indexed = len(self.names)
+            self.add_ids(type_name, np.fromiter(map(ids.__getitem__, names), dtype=np.int32, count=len(names)))
             return
+        cids = []
         for name in names:
             cid = ids.get(name)
             if cid is None:
                 cid = len(self.names)
                 ids[name] = cid
                 self.names.append(name)
-            table[cid] = None
+            cids.append(cid)
+        self._n_indexed = len(self.names)
+        self.add_ids(type_name, np.array(cids, dtype=np.int32))
 
     def ids_of(self, names: list[str]) -> np.ndarray:
         """int32 ids of interned names."""
@@ -100,11 +163,47 @@ class ConstantTable:
     def __len__(self) -> int:
         return len(self.names)
 
+    def type_names(self) -> list[str]:
+        """The types, in the order they were first added."""
+        return list(self._parts)
+
+    def _chunks(self, type_name: str) -> np.ndarray:
+        parts = self._parts.get(type_name, ())
+        arrays = [np.asarray(p, dtype=np.int32) for p in parts]
+        if not arrays:
+            return np.zeros(0, np.int32)
+        return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
     def domain(self, type_name: str) -> np.ndarray:
         """Sorted int32 ids of a type's constants."""
-        ids = np.fromiter(self.members.get(type_name, {}).keys(), dtype=np.int32)
-        ids.sort()
-        return ids
+        parts = self._parts.get(type_name, ())
+        state = (len(parts), len(parts[-1]) if parts else 0)
+        cached = self._domains.get(type_name)
+        if cached is not None and cached[:2] == state:
+            return cached[2].copy()
+        ids = _sorted_distinct(self._chunks(type_name))
+        self._domains[type_name] = (*state, ids)
+        return ids.copy()
+
+    def is_member(self, type_name: str, cid: int) -> bool:
+        dom = self.domain(type_name) if type_name in self._parts else np.zeros(0, np.int32)
+        k = int(np.searchsorted(dom, cid))
+        return k < len(dom) and int(dom[k]) == cid
+
+    @property
+    def members(self) -> dict[str, dict[int, None]]:
+        """type -> ordered set of ids (a dict, in order of addition); built when
+        asked for (a copy: changing it changes nothing here)."""
+        if self._members is None:
+            out = {}
+            for tname in self._parts:
+                ids = self._chunks(tname)
+                if len(ids):
+                    _, first = np.unique(ids, return_index=True)
+                    ids = ids[np.sort(first)]
+                out[tname] = dict.fromkeys(ids.tolist())
+            self._members = out
+        return self._members
 
     def value_columns(self) -> dict[str, np.ndarray]:
         """Columns of the ``consts`` table: id, name, sval, num, inum (NaN/None
@@ -113,9 +212,9 @@ class ConstantTable:
         names = np.array(self.names, dtype=object)
         # only names that start with '"' or with a character a number starts with
         # need per-name work (values and numbers); the rest are their own values
-        first = np.array([x[:1] for x in self.names], dtype=object) if n else np.zeros(0, object)
-        special = np.flatnonzero((first == '"') | np.isin(first, ["+", "-", "."])
-                                 | np.fromiter((f.isdigit() for f in first), dtype=bool, count=n))
+        first = _first_chars(self.names)
+        special = np.flatnonzero((first == ord('"')) | (first == ord("+")) | (first == ord("-"))
+                                 | (first == ord(".")) | _is_digit(first))
         svals = names.copy()
         num = np.full(n, np.nan)
         inum = np.zeros(n, dtype=np.int64)
@@ -138,3 +237,41 @@ class ConstantTable:
             "inum": inum,
             "has_inum": has_inum,
         }
+
+
+def _sorted_distinct(a: np.ndarray) -> np.ndarray:
+    s = np.sort(a)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def _first_chars(names: list[str], chunk: int = 1 << 20) -> np.ndarray:
+    """The code point of each name's first character (-1 for an empty name),
+    without a Python step per name: the names joined and read as UTF-32."""
+    n = len(names)
+    out = np.full(n, -1, dtype=np.int64)
+    for lo in range(0, n, chunk):
+        part = names[lo:lo + chunk]
+        lens = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        if not lens.any():
+            continue
+        buf = np.frombuffer("".join(part).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        starts = np.cumsum(lens) - lens
+        nz = lens > 0
+        out[lo:lo + len(part)][nz] = buf[starts[nz]]
+    return out
+
+
+def _is_digit(first: np.ndarray) -> np.ndarray:
+    """``str.isdigit`` of the first characters (code points; -1: none)."""
+    out = (first >= 48) & (first <= 57)
+    wide = np.flatnonzero(first >= 128)
+    if len(wide):
+        codes = np.unique(first[wide])
+        digit = np.array([chr(int(c)).isdigit() for c in codes.tolist()], dtype=bool)
+        out[wide] = digit[np.searchsorted(codes, first[wide])]
+    return out

@@ -34,9 +34,10 @@ import numpy as np
 
 from ..errors import EvidenceError, QueryError
 from ..lang.ast import Const, FunctionValue, Query, Var
-from ..lang.dbcolumns import EvidenceColumns, PredRows, first_appearance, has_duplicates
+from ..lang.dbcolumns import EvidenceColumns, PredRows, first_appearance
 from ..model import MLN, Database
 from .constants import ConstantTable
+from .dedupe import scan_duplicates
 from .world import WorldSpec, resolve_world
 
 TRUE, FALSE, UNKNOWN = 1, 0, -1
@@ -208,21 +209,99 @@ class _PredEvidence:
         """Add the constants of the rows to their argument types, column by
         column in row order (the order that fixes constant ids), and return
         their ids as an int32 matrix."""
-        n = len(self)
-        out = np.zeros((n, len(arg_types)), dtype=np.int32)
+        return intern_evidence(consts, [(self, arg_types)])[0]
+
+
+def intern_evidence(consts: ConstantTable, preds: Sequence[tuple[_PredEvidence, Sequence[str]]]) -> list[np.ndarray]:
+    """Add the constants of the evidence rows of several predicates (in this
+    order; per predicate column by column, per column part by part in row
+    order: the order that fixes new constants' ids) to their argument types;
+    their ids as one int32 matrix per predicate.
+
+    In bulk, on the readers' own codes: each part's codes map to one global
+    code space (a name the table already knows gets its id; a reader's
+    other names get codes of their own, a name shared by two readers one
+    code), then the columns' first appearances give the new ids. Only
+    names the table knew before and, with several readers, the readers'
+    names are looked up by name (a C-level pass, no Python step per name)."""
+    from itertools import repeat
+
+    known = len(consts)
+    spaces: dict[int, tuple[int, np.ndarray | None]] = {}      # id(cols) -> (base, map to global or None)
+    pool: list[list[str]] = []                                   # names of global codes >= known, per reader
+    index: dict[str, int] | None = None                          # name -> global code, with several readers
+    total = known
+    for rows_of, _ in preds:
+        for cols, _rows in rows_of.parts:
+            if id(cols) in spaces:
+                continue
+            names = cols.consts
+            base = total
+            if not spaces:
+                lookup = consts.ids if known else None        # the table's names: few (declarations, formulas)
+            else:
+                if index is None:                              # several readers: the first one's names by name
+                    index = dict(consts.ids)
+                    (b0, g0), = [(b, g) for b, g in spaces.values()]
+                    first_names = pool[0]
+                    index.update(zip(first_names, g0.tolist() if g0 is not None
+                                     else range(b0, b0 + len(first_names))))
+                lookup = index
+            if lookup:
+                g = np.fromiter(map(lookup.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+                miss = g < 0
+                g[miss] = base + np.flatnonzero(miss)
+                g = g.astype(np.int32)
+            else:
+                g = None                                       # global code = base + reader code
+            if index is not None:
+                index.update(zip(names, g.tolist() if g is not None else range(base, base + len(names))))
+            spaces[id(cols)] = (base, g)
+            pool.append(names)
+            total += len(names)
+
+    def global_codes(cols, codes: np.ndarray) -> np.ndarray:
+        base, g = spaces[id(cols)]
+        return g[codes] if g is not None else codes + np.int32(base)
+
+    sid = np.full(total, -1, dtype=np.int32)                  # global code -> table id
+    sid[:known] = np.arange(known, dtype=np.int32)
+    bases = np.array([b for b, _ in spaces.values()], dtype=np.int64)
+    out_all = []
+    for rows_of, arg_types in preds:
+        out = np.zeros((len(rows_of), len(arg_types)), dtype=np.int32)
         for j, tname in enumerate(arg_types):
             at = 0
-            for cols, rows in self.parts:
-                codes = rows.args[:, j]
-                names = cols.consts
-                u = first_appearance(codes, len(names))
-                new = [names[c] for c in u.tolist()]
-                consts.add_many(tname, new)
-                lookup = np.zeros(len(names), dtype=np.int32)
-                lookup[u] = consts.ids_of(new)
-                out[at:at + len(rows), j] = lookup[codes]
+            for cols, rows in rows_of.parts:
+                gc = global_codes(cols, rows.args[:, j])
+                u = first_appearance(gc, total)
+                new = u[sid[u] < 0]
+                if len(new):
+                    start = len(consts)
+                    sid[new] = np.arange(start, start + len(new), dtype=np.int32)
+                    consts.extend_new(_pool_names(pool, bases, new))
+                consts.add_ids(tname, sid[u])
+                out[at:at + len(rows), j] = sid[gc]
                 at += len(rows)
-        return out
+        out_all.append(out)
+    return out_all
+
+
+def _pool_names(pool: list[list[str]], bases: np.ndarray, codes: np.ndarray) -> list[str]:
+    """The names of global codes (all >= the first base), in their order."""
+    if len(pool) == 1:
+        names = pool[0]
+        local = (codes - bases[0]).tolist()
+        return list(map(names.__getitem__, local))
+    which = np.searchsorted(bases, codes, side="right") - 1
+    out: list[str] = []
+    # runs of one reader keep C-level maps
+    cut = np.flatnonzero(np.diff(which)) + 1
+    for lo, hi in zip(np.r_[0, cut].tolist(), np.r_[cut, len(codes)].tolist()):
+        k = int(which[lo])
+        names = pool[k]
+        out.extend(map(names.__getitem__, (codes[lo:hi] - bases[k]).tolist()))
+    return out
 
 
 class EvidenceStore:
@@ -276,9 +355,8 @@ class EvidenceStore:
                 consts.intern(name)
             else:
                 consts.add(tname, name)
-        pred_args: dict[str, np.ndarray] = {}
-        for name, rows in by_pred.items():
-            pred_args[name] = rows.intern(consts, mln.predicates[name].arg_types)
+        pred_args: dict[str, np.ndarray] = dict(zip(by_pred, intern_evidence(
+            consts, [(rows, mln.predicates[name].arg_types) for name, rows in by_pred.items()])))
         func_args: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for name, (arg_rows, values, _) in by_func.items():
             decl = mln.functions[name]
@@ -324,7 +402,7 @@ class EvidenceStore:
         self.con = open_database(db_path, config)
         _safe_optimizers(self.con)
         self._build_constant_tables()
-        self.type_index: dict[str, int] = {t: i for i, t in enumerate(consts.members)}
+        self.type_index: dict[str, int] = {t: i for i, t in enumerate(consts.type_names())}
         self._domains: dict[str, np.ndarray] = {}
         for tname, k in self.type_index.items():
             self._load(f"d_{k}", {"cid": self.domain(tname)}, "cid INTEGER")
@@ -356,9 +434,9 @@ class EvidenceStore:
             listed = self.mln.types.get(tname, ())
             if not listed:
                 continue
-            ids = self.constants.ids
-            known = np.array(sorted(ids[c] for c in listed if c in ids), dtype=np.int64)
-            members = np.fromiter(self.constants.members.get(tname, {}), dtype=np.int64)
+            id_of = self.constants.id_of
+            known = np.array(sorted(i for i in map(id_of, listed) if i is not None), dtype=np.int64)
+            members = self.constants.domain(tname).astype(np.int64)
             new = np.setdiff1d(members, known)
             if len(new) == 0:
                 continue
@@ -451,24 +529,14 @@ class EvidenceStore:
         """Remove repeated atoms; an atom listed with two truth values is an error.
         Returns (args, truth, kept row indices or None when nothing was removed);
         ``pos(i)`` is the position of row ``i``."""
-        if len(truth) < 2:
-            return args, truth, None
-        key = row_keys(args)
-        if not has_duplicates(key):
-            return args, truth, None
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        if len(uniq) == len(truth):
-            return args, truth, None
-        conflict = truth != truth[first[inverse]]
-        if conflict.any():
-            i = int(np.flatnonzero(conflict)[0])
-            j = int(first[inverse[i]])
+        keep, i, j = scan_duplicates(args, truth)
+        if i >= 0:
             atom_text = f"{name}({','.join(self.constants.names[c] for c in args[i])})"
             pj = pos(j)
             where = f" (line {pj.line})" if pj is not None else ""
             raise evidence_error(f"{atom_text} contradicts an earlier evidence line{where}", pos(i))
-        keep = np.sort(first)
+        if keep is None:
+            return args, truth, None
         return args[keep], truth[keep], keep
 
     def _check_block_evidence(self, name: str, args: np.ndarray, truth: np.ndarray, pos) -> None:
@@ -502,8 +570,8 @@ class EvidenceStore:
             decl = self.mln.predicates[q.predicate]
             for t, tname in zip(q.args, decl.arg_types):
                 if isinstance(t, Const):
-                    cid = self.constants.ids.get(t.name)
-                    if cid is None or cid not in self.constants.members.get(tname, {}):
+                    cid = self.constants.id_of(t.name)
+                    if cid is None or not self.constants.is_member(tname, cid):
                         raise QueryError(
                             f"query atom {q.predicate}: constant {t.name} is not in the domain of type {tname}",
                             **_where(q.pos or t.pos),
@@ -651,7 +719,7 @@ class EvidenceStore:
         return f"d_{k}"
 
     def const_id(self, name: str) -> int | None:
-        return self.constants.ids.get(name)
+        return self.constants.id_of(name)
 
     def constant_names(self) -> tuple[str, ...]:
         return tuple(self.constants.names)
@@ -685,7 +753,10 @@ class EvidenceStore:
             seen: dict[str, str] = {}
             for j, term in enumerate(pattern):
                 if isinstance(term, Const):
-                    conds.append(f"{cols[j]} = {self.constants.ids[term.name]}")
+                    cid = self.constants.id_of(term.name)
+                    if cid is None:
+                        raise KeyError(term.name)
+                    conds.append(f"{cols[j]} = {cid}")
                 elif isinstance(term, Var):
                     if term.name in seen:
                         conds.append(f"{cols[j]} = {seen[term.name]}")
