@@ -22,6 +22,15 @@ LINES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _columns_for_every_size(monkeypatch):
+    """Small files are read as text (parser.SMALL_DB_BYTES); here every file
+    goes through the column reader."""
+    from markovlogic.lang import parser
+
+    monkeypatch.setattr(parser, "SMALL_DB_BYTES", -1)
+
+
 def _expected(text: str, name: str):
     atoms, values = parse_db_lines(text, name)
     return [(a.atom, a.truth, (a.pos.file, a.pos.line, a.pos.column)) for a in atoms], values
@@ -128,3 +137,98 @@ def test_bad_lines_give_the_line_readers_error(tmp_path, bad):
         Database.from_string(text, filename="e.db")
     assert str(got.value) == str(expected.value)
     assert (got.value.line, got.value.column) == (expected.value.line, expected.value.column)
+
+
+def _first_seen(atoms):
+    seen: dict = {}
+    for a, _, _ in atoms:
+        for c in a.args:
+            seen.setdefault(c, len(seen))
+    return list(seen)
+
+
+@pytest.mark.parametrize("mode", ["python", "numba"])
+def test_names_sharing_eight_bytes_long_names_and_queue_flushes(tmp_path, monkeypatch, mode):
+    """The intern table finds short names by their first eight bytes and
+    compares longer ones in full: names equal in their first eight bytes,
+    lengths 8 / 9 / 255 / 300, names differing only in their last byte; ids in
+    first-appearance order across queue flushes, table growth and blocks
+    (the kernels compiled and run as Python agree)."""
+    from markovlogic import jit
+
+    long_a, long_b = "L" * 299 + "a", "L" * 299 + "b"
+    names = ["ABCDEFGH", "ABCDEFGHI", "ABCDEFGHJ", "ABCDEFG", "A", "x" * 255, "x" * 254 + "y", long_a, long_b, "7",
+             "1.5e3"]
+    rng = random.Random(3)
+    lines = []
+    for i in range(3000):
+        a = rng.choice(names) if rng.random() < 0.5 else f"C{rng.randrange(900)}"
+        b = rng.choice(names) if rng.random() < 0.3 else f"Dname{rng.randrange(1200)}xyz"
+        lines.append(f"P({a},{b})" if i % 7 else f"!P({a}, {a})")
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    monkeypatch.setattr(dbcolumns, "BLOCK", 4096 if mode == "python" else 997)
+    monkeypatch.setattr(dbcolumns, "QUEUE", 37)
+    with jit.force_mode(mode):
+        reader = dbcolumns.ColumnReader()
+        assert reader.read_file(path, str(path))
+        cols = reader.finish()
+    atoms, _ = _expected(text, str(path))
+    assert cols.consts == _first_seen(atoms)
+    got = [(a.atom, a.truth, (a.pos.file, a.pos.line, a.pos.column)) for a in cols.iter_atoms()]
+    assert got == atoms
+
+
+def test_the_survey_sees_a_block_comment_across_reads_and_the_encoding():
+    """``/*`` split between two reads of the file is still seen; a file that is
+    not valid UTF-8 (also when its bad byte comes in a later read) is latin-1."""
+    import io
+
+    head = b"P(A,B)\n" * 20
+    for size in (len(head) + 5, len(head) + 6, 7, 4096):
+        survey = dbcolumns.ColumnReader._survey
+        assert survey(io.BytesIO(head + b"Q(C) /* x */\n"), bytearray(size)) is None
+        assert survey(io.BytesIO(head + b"Q(C) / * x\n"), bytearray(size)) == "utf-8"
+        assert survey(io.BytesIO(head + "Q(Caf\u00e9)\n".encode()), bytearray(size)) == "utf-8"
+        assert survey(io.BytesIO(head + b"Q(Caf\xe9)\n"), bytearray(size)) == "latin-1"
+        assert survey(io.BytesIO(head + b"Q(Caf\xc3)"), bytearray(size)) == "latin-1"
+
+
+def test_lines_longer_than_the_read_buffer(tmp_path, monkeypatch):
+    """A line longer than the reading buffer (BLOCK) makes it grow; the lines
+    after it are read as before; a last line without a newline too."""
+    lines = ["P(A,B)", "S(" + ",".join(f"long_name_{i}" for i in range(7)) + ")", "Q(C)", "",
+             "S(" + ",".join(f"x{i}" for i in range(7)) + ")", "!P(B,A)"]
+    text = "\n".join(lines)
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    monkeypatch.setattr(dbcolumns, "BLOCK", 16)
+    db = Database.from_file(path)
+    atoms, _ = _expected(text, str(path))
+    assert _got(db) == atoms
+
+
+def test_an_empty_file_and_a_file_of_blank_lines(tmp_path):
+    for text in ("", "\n\n  \n// c\n"):
+        path = tmp_path / "e.db"
+        path.write_text(text)
+        reader = dbcolumns.ColumnReader()
+        assert reader.read_file(path, str(path))
+        cols = reader.finish()
+        assert len(cols) == 0 and cols.consts == []
+
+
+def test_the_predicate_table_grows_while_argument_names_wait(tmp_path):
+    """Hundreds of predicate names (their table grows mid-block) between lines
+    whose argument names are still queued: every argument is written."""
+    rng = random.Random(5)
+    lines = [f"{'Pred' + str(rng.randrange(400)) + '_with_a_long_name'}(C{rng.randrange(50)},D{i})"
+             for i in range(5000)]
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "e.db"
+    path.write_text(text)
+    db = Database.from_file(path)
+    atoms, _ = _expected(text, str(path))
+    assert _got(db) == atoms
+    assert db.columns.consts == _first_seen(atoms)

@@ -60,6 +60,8 @@ DUCKDB_SHARE = 0.25       # of the memory budget, DuckDB's own limit for its joi
 DUCKDB_MIN = 256 << 20
 COUNT_SECONDS = 10.0     # longest a template's groundings are counted before it is called too big
 COUNT_MEMORY = 512 << 20  # DuckDB's memory while it only counts rows (see Grounder._count_lean)
+IDLE_MEMORY = 16 << 20    # DuckDB's memory, briefly, once the queries are done (see Grounder._give_back)
+IDLE_GIVE_BACK = 64 << 20     # ... when it holds more than this
 PREFETCH = 128          # templates grounded by one query (see Grounder._prefetch)
 PREFETCH_MAX_ROWS = 1 << 18     # larger templates are streamed on their own (stream.py)
 
@@ -243,6 +245,30 @@ class Grounder:
         con.execute(f"SET memory_limit='{COUNT_MEMORY >> 20}MB'")
         try:
             return work()
+        finally:
+            con.execute(f"SET memory_limit='{full}MB'")
+
+    def _give_back(self) -> None:
+        """Once every template is ground, before the merge and the network's
+        arrays (the grounding's peak): DuckDB's cap lowered to ``IDLE_MEMORY``
+        and restored, which makes it write the evidence tables it holds in
+        memory out to its temporary directory and give their memory back (a
+        later query reads them back as it needs them). Before the evidence-
+        only transitivity of social N=1M was counted by a walk (pathcount.py),
+        its SQL count under ``COUNT_MEMORY`` did this as a side effect; without
+        it the peak was 0.16 GB higher (1.57 vs 1.41 GB; 0.2 s)."""
+        con = self.store.con
+        try:
+            held = con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchall()[0][0]
+        except Exception:          # noqa: BLE001 -- a DuckDB without duckdb_memory(): nothing given back
+            return
+        full = duckdb_share(self.memory_limit) >> 20
+        if int(held) <= IDLE_GIVE_BACK or full <= IDLE_MEMORY >> 20:
+            return
+        try:
+            con.execute(f"SET memory_limit='{IDLE_MEMORY >> 20}MB'")
+        except Exception:          # noqa: BLE001 -- what cannot be written out stays (a lower cap is best effort)
+            pass
         finally:
             con.execute(f"SET memory_limit='{full}MB'")
 
@@ -897,6 +923,7 @@ class Grounder:
             block_start, block_atoms = np.zeros(1, np.int64), np.zeros(0, np.int32)
         values, info = self.params.arrays()
         t1 = time.perf_counter()
+        self._give_back()
         self._check_merge(merger)
         hard_false = sorted(merger.hard_false_templates)
         gc = merger.finish()

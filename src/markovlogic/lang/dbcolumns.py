@@ -40,6 +40,7 @@ from .ast import EvidenceAtom, FunctionValue, GroundAtom, Pos
 
 BLOCK = 32 << 20            # bytes scanned per kernel call
 MAX_ARITY = 16              # wider atoms take the lark path
+QUEUE = 512                 # argument names interned together (_flush)
 TRUTH_CODE = {True: 1, False: 0, None: -1}
 CODE_TRUTH = {1: True, 0: False, -1: None}
 
@@ -61,7 +62,7 @@ def _digit(c):
     return 48 <= c <= 57
 
 
-@kernel(cache=True)
+@kernel(cache=True, inline="always")
 def _same(data, s, e, ls, le):
     if ls < 0 or e - s != le - ls:
         return False
@@ -71,42 +72,144 @@ def _same(data, s, e, ls, le):
     return True
 
 
-@kernel(cache=True)
-def _intern(data, s, e, tab, info, buf, counts):
-    """Id of the bytes ``data[s:e]`` in an open-addressing table (new: added)."""
-    h = np.uint64(14695981039346656037)
+@kernel(cache=True, inline="always")
+def _key(data, s, e):
+    """(hash, first eight bytes) of the name ``data[s:e]``: the bytes are taken
+    eight at a time as little-endian words (names hold no zero byte, so a name
+    of at most eight bytes is its first word)."""
+    h = np.uint64(e - s) * np.uint64(0x9E3779B97F4A7C15)
+    first = np.uint64(0)
+    w = np.uint64(0)
+    sh = np.uint64(0)
     for i in range(s, e):
-        h = (h ^ np.uint64(data[i])) * np.uint64(1099511628211)
-    mask = len(tab) - 1
-    slot = np.int64(h & np.uint64(mask))
+        w = w | (np.uint64(data[i]) << sh)
+        sh += np.uint64(8)
+        if sh == np.uint64(64):
+            if i - s == 7:
+                first = w
+            h = (h ^ w) * np.uint64(0xBF58476D1CE4E5B9)
+            h = h ^ (h >> np.uint64(31))
+            w = np.uint64(0)
+            sh = np.uint64(0)
+    if sh != np.uint64(0):
+        if e - s < 8:
+            first = w
+        h = (h ^ w) * np.uint64(0xBF58476D1CE4E5B9)
+        h = h ^ (h >> np.uint64(31))
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31)), first
+
+
+@kernel(cache=True)
+def _intern(data, s, e, tab, offs, buf, counts):
+    """Id of the bytes ``data[s:e]`` in an open-addressing table (new: added);
+    see :func:`_intern_key`."""
+    h, first = _key(data, s, e)
+    return _intern_key(data, s, e, h, first, tab, offs, buf, counts)
+
+
+@kernel(cache=True)
+def _intern_key(data, s, e, h, first, tab, offs, buf, counts):
+    """Id of the bytes ``data[s:e]``, whose ``_key`` is ``(h, first)``.
+
+    A slot is two words, in one cache line: the id + 1 (0: empty) in the low
+    32 bits of the first, a tag in its high 32 bits (24 bits of the hash and
+    the length, capped at 255), the name's first eight bytes in the second. A
+    name of at most eight bytes is found without reading ``buf``; a longer
+    one compares its other bytes there. ``offs[t]:offs[t + 1]``: the bytes of
+    name ``t`` in ``buf``."""
     n = e - s
+    tag = ((h >> np.uint64(40)) << np.uint64(8)) | np.uint64(min(n, 255))
+    mask = np.uint64(tab.shape[0] - 1)
+    slot = h & mask
     while True:
-        t = tab[slot]
-        if t < 0:
+        a = tab[slot, 0]
+        if a == np.uint64(0):
             nid = counts[0]
-            tab[slot] = nid
+            tab[slot, 0] = (tag << np.uint64(32)) | np.uint64(nid + 1)
+            tab[slot, 1] = first
             off = counts[1]
-            info[nid, 0] = off
-            info[nid, 1] = n
             for i in range(n):
                 buf[off + i] = data[s + i]
+            offs[nid + 1] = off + n
             counts[1] = off + n
             counts[0] = nid + 1
             return nid
-        if info[t, 1] == n:
-            off = info[t, 0]
-            same = True
-            for i in range(n):
-                if buf[off + i] != data[s + i]:
-                    same = False
-                    break
-            if same:
+        if (a >> np.uint64(32)) == tag and tab[slot, 1] == first:
+            t = np.int64(a & np.uint64(0xFFFFFFFF)) - 1
+            if n <= 8:
                 return t
-        slot = (slot + 1) & mask
+            off = offs[t]
+            if offs[t + 1] - off == n:
+                same = True
+                for i in range(8, n):
+                    if buf[off + i] != data[s + i]:
+                        same = False
+                        break
+                if same:
+                    return t
+        slot = (slot + np.uint64(1)) & mask
 
 
 @kernel(cache=True)
-def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcounts, ctab, cinfo, cbuf, ccounts):
+def _flush(data, q, nq, qh, qfirst, qid, args, tab, offs, buf, counts):
+    """Intern the queued argument names in order (their ids in first-appearance
+    order, as one at a time). ``q[k]``: (start, end, line, place, the queue
+    entry whose id it repeats or -1). The keys are computed first, then the
+    lookups run in a short loop whose iterations are independent, so the
+    processor keeps several of the table's cache misses in flight (10 M
+    lookups of present names in a 128 MB table: 1.24 s here, 2.8 s with a
+    call to :func:`_intern_key` per lookup, probably the reference counting
+    of its array arguments, whose locked instructions wait for outstanding
+    loads; so the lookup is written out). The table is :func:`_intern_key`'s."""
+    for k in range(nq):
+        if q[k, 4] < 0:
+            qh[k], qfirst[k] = _key(data, q[k, 0], q[k, 1])
+    mask = np.uint64(tab.shape[0] - 1)
+    for k in range(nq):
+        r = q[k, 4]
+        if r >= 0:
+            t = qid[r]
+        else:
+            s = q[k, 0]
+            n = q[k, 1] - s
+            h = qh[k]
+            first = qfirst[k]
+            tag = ((h >> np.uint64(40)) << np.uint64(8)) | np.uint64(min(n, 255))
+            slot = h & mask
+            while True:
+                a = tab[slot, 0]
+                if a == np.uint64(0):
+                    t = counts[0]
+                    tab[slot, 0] = (tag << np.uint64(32)) | np.uint64(t + 1)
+                    tab[slot, 1] = first
+                    off = counts[1]
+                    for i in range(n):
+                        buf[off + i] = data[s + i]
+                    offs[t + 1] = off + n
+                    counts[1] = off + n
+                    counts[0] = t + 1
+                    break
+                if (a >> np.uint64(32)) == tag and tab[slot, 1] == first:
+                    t = np.int64(a & np.uint64(0xFFFFFFFF)) - 1
+                    if n <= 8:
+                        break
+                    off = offs[t]
+                    if offs[t + 1] - off == n:
+                        same = True
+                        for i in range(8, n):
+                            if buf[off + i] != data[s + i]:
+                                same = False
+                                break
+                        if same:
+                            break
+                slot = (slot + np.uint64(1)) & mask
+        qid[k] = t
+        args[q[k, 2], q[k, 3]] = t
+
+
+@kernel(cache=True)
+def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, poffs, pbuf, pcounts, ctab, coffs, cbuf, ccounts, qu):
     """Classify and parse the lines of ``data[lo:hi]`` (whole lines).
 
     Per line: ``kind`` 0 skip (blank or comment), 1 atom (``sign`` 1 true,
@@ -114,7 +217,8 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
     another line. Stops early when an intern table would need to grow, or
     when a line has more arguments than ``args`` has columns (and fewer than
     ``MAX_ARITY``); returns (lines done, position reached, 1 if it stopped
-    for a wide line else 0)."""
+    for a wide line else 0). ``qu``: scratch for the queue of argument
+    names (:func:`_flush`; at least ``MAX_ARITY + 1`` rows)."""
     p = lo
     line = 0
     maxa = args.shape[1]
@@ -125,14 +229,32 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
     last_s = np.full(maxa + 1, -1, np.int64)
     last_e = np.full(maxa + 1, -1, np.int64)
     last_id = np.zeros(maxa + 1, np.int64)
+    # argument names wait in a queue for _flush (last_q[j]: the queue entry of the
+    # previous line's name at place j, or -1: its id is last_id[j])
+    size = qu.shape[0]
+    qh = np.empty(size, np.uint64)
+    qfirst = np.empty(size, np.uint64)
+    qid = np.empty(size, np.int64)
+    last_q = np.full(maxa, -1, np.int64)
+    nq = 0
+    qbytes = 0
     while p < hi:
         le = p
         while le < hi and data[le] != 10:
             le += 1
         n = le - p
-        if (pcounts[0] + 2) * 2 > len(ptab) or pcounts[1] + n > len(pbuf) \
-                or (ccounts[0] + maxa + 1) * 2 > len(ctab) or ccounts[1] + n > len(cbuf):
-            return line, p, 0
+        grow_p = (pcounts[0] + 2) * 2 > len(ptab) or pcounts[1] + n > len(pbuf)
+        if grow_p or nq + maxa > size or (ccounts[0] + nq + maxa + 1) * 2 > len(ctab) \
+                or ccounts[1] + qbytes + n > len(cbuf):
+            _flush(data, qu, nq, qh, qfirst, qid, args, ctab, coffs, cbuf, ccounts)
+            for j in range(maxa):
+                if last_q[j] >= 0:
+                    last_id[j] = qid[last_q[j]]
+                    last_q[j] = -1
+            nq = 0
+            qbytes = 0
+        if grow_p or (ccounts[0] + maxa + 1) * 2 > len(ctab) or ccounts[1] + n > len(cbuf):
+            return line, p, 0           # (the queue is empty: flushed above)
         # ---- an atom line?
         q = p
         ok = True
@@ -191,8 +313,9 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
                     ok = False
                     break
                 if k == maxa:
-                    if maxa < MAX_ARITY:
-                        return line, p, 1        # a wider line: the caller widens ``args`` and scans again
+                    if maxa < MAX_ARITY:         # a wider line: the caller widens ``args`` and scans again
+                        _flush(data, qu, nq, qh, qfirst, qid, args, ctab, coffs, cbuf, ccounts)
+                        return line, p, 1
                     ok = False
                     break
                 starts[k] = s
@@ -218,15 +341,21 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
             if _same(data, ns, ne, last_s[maxa], last_e[maxa]):
                 pred[line] = last_id[maxa]
             else:
-                pred[line] = _intern(data, ns, ne, ptab, pinfo, pbuf, pcounts)
+                pred[line] = _intern(data, ns, ne, ptab, poffs, pbuf, pcounts)
                 last_s[maxa], last_e[maxa], last_id[maxa] = ns, ne, pred[line]
             nargs[line] = k
             for j in range(k):
                 if _same(data, starts[j], ends[j], last_s[j], last_e[j]):
-                    args[line, j] = last_id[j]
+                    if last_q[j] < 0:
+                        args[line, j] = last_id[j]
+                        continue
+                    ref = last_q[j]
                 else:
-                    args[line, j] = _intern(data, starts[j], ends[j], ctab, cinfo, cbuf, ccounts)
-                    last_s[j], last_e[j], last_id[j] = starts[j], ends[j], args[line, j]
+                    ref = -1
+                    last_s[j], last_e[j], last_q[j] = starts[j], ends[j], nq
+                    qbytes += ends[j] - starts[j]
+                qu[nq, 0], qu[nq, 1], qu[nq, 2], qu[nq, 3], qu[nq, 4] = starts[j], ends[j], line, j, ref
+                nq += 1
         else:
             # ---- a blank or comment line?
             q = p
@@ -238,6 +367,7 @@ def _scan(data, lo, hi, kind, sign, pred, nargs, args, ptab, pinfo, pbuf, pcount
                 kind[line] = 2
         line += 1
         p = le + 1
+    _flush(data, qu, nq, qh, qfirst, qid, args, ctab, coffs, cbuf, ccounts)
     return line, hi, 0
 
 
@@ -250,11 +380,12 @@ def _has_high_byte(data, n):
 
 
 class _Interner:
-    """An open-addressing table of byte strings, grown by doubling."""
+    """An open-addressing table of byte strings (see :func:`_intern`), grown by
+    doubling; at most half full."""
 
     def __init__(self, capacity: int = 1 << 12, buf: int = 1 << 16) -> None:
-        self.tab = np.full(capacity, -1, dtype=np.int64)
-        self.info = np.zeros((capacity // 2 + 1, 2), dtype=np.int64)
+        self.tab = np.zeros((capacity, 2), dtype=np.uint64)
+        self.offs = np.zeros(capacity // 2 + 2, dtype=np.int64)
         self.buf = np.zeros(buf, dtype=np.uint8)
         self.counts = np.zeros(2, dtype=np.int64)
 
@@ -264,11 +395,11 @@ class _Interner:
             cap = len(self.tab) * 2
             while (n + extra_ids) * 2 > cap:
                 cap *= 2
-            info = np.zeros((cap // 2 + 1, 2), dtype=np.int64)
-            info[:n] = self.info[:n]
-            self.info = info
-            self.tab = np.full(cap, -1, dtype=np.int64)
-            _rehash(self.tab, self.info, self.buf, n)
+            offs = np.zeros(cap // 2 + 2, dtype=np.int64)
+            offs[:n + 1] = self.offs[:n + 1]
+            self.offs = offs
+            self.tab = np.zeros((cap, 2), dtype=np.uint64)
+            _rehash(self.tab, self.offs, self.buf, n)
         if used + line_bytes > len(self.buf):
             size = len(self.buf) * 2
             while used + line_bytes > size:
@@ -280,22 +411,22 @@ class _Interner:
     def names(self, start: int = 0) -> list[str]:
         n = int(self.counts[0])
         raw = self.buf[:int(self.counts[1])].tobytes()
-        info = self.info
-        return [raw[o:o + k].decode("ascii") for o, k in info[start:n].tolist()]
+        offs = self.offs[start:n + 1].tolist()
+        return [raw[o:k].decode("ascii") for o, k in zip(offs[:-1], offs[1:])]
 
 
 @kernel(cache=True)
-def _rehash(tab, info, buf, n):
-    mask = len(tab) - 1
+def _rehash(tab, offs, buf, n):
+    mask = np.uint64(tab.shape[0] - 1)
     for t in range(n):
-        off, k = info[t, 0], info[t, 1]
-        h = np.uint64(14695981039346656037)
-        for i in range(off, off + k):
-            h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
-        slot = np.int64(h & np.uint64(mask))
-        while tab[slot] >= 0:
-            slot = (slot + 1) & mask
-        tab[slot] = t
+        s, e = offs[t], offs[t + 1]
+        h, first = _key(buf, s, e)
+        tag = ((h >> np.uint64(40)) << np.uint64(8)) | np.uint64(min(e - s, 255))
+        slot = h & mask
+        while tab[slot, 0] != np.uint64(0):
+            slot = (slot + np.uint64(1)) & mask
+        tab[slot, 0] = (tag << np.uint64(32)) | np.uint64(t + 1)
+        tab[slot, 1] = first
 
 
 # ------------------------------------------------------------------ columns
@@ -467,24 +598,57 @@ class LazyAtoms(Sequence):
 
 # ------------------------------------------------------------------ reading
 
-def _blocks(fh, first: bytes = b"") -> Iterator[tuple[bytes, int]]:
-    """Whole-line blocks of a binary stream: (bytes, number of lines before)."""
-    carry = first
+def _blocks(fh, buf: bytearray) -> Iterator[tuple[np.ndarray, int]]:
+    """Whole-line blocks of a binary stream, read into ``buf`` (reused, so no
+    block costs fresh pages; a line longer than it gets a bigger one):
+    (uint8 view of the block, number of lines before). A view is valid until
+    the next block is asked for."""
+    have = 0
     lines_before = 0
     while True:
-        chunk = fh.read(BLOCK)
-        if not chunk:
-            if carry:
-                yield carry, lines_before
+        if have == len(buf):
+            bigger = bytearray(2 * len(buf))
+            bigger[:have] = buf
+            buf = bigger
+        with memoryview(buf) as mv:
+            got = fh.readinto(mv[have:])
+        end = have + got
+        if not got:
+            if have:
+                data = np.frombuffer(buf, np.uint8, count=have)
+                data.flags.writeable = False
+                yield data, lines_before
             return
-        data = carry + chunk
-        cut = data.rfind(b"\n")
+        cut = buf.rfind(b"\n", 0, end)
         if cut < 0:
-            carry = data
+            have = end
             continue
-        block, carry = data[:cut + 1], data[cut + 1:]
-        yield block, lines_before
-        lines_before += block.count(b"\n")
+        data = np.frombuffer(buf, np.uint8, count=cut + 1)
+        data.flags.writeable = False         # the kernels see one array type (as from bytes)
+        yield data, lines_before
+        lines_before += _count_byte(data, 10)
+        del data
+        rest = end - cut - 1
+        buf[:rest] = buf[cut + 1:end]
+        have = rest
+
+
+@kernel(cache=True)
+def _count_byte(data, b):
+    k = 0
+    for i in range(len(data)):
+        if data[i] == b:
+            k += 1
+    return k
+
+
+@kernel(cache=True)
+def _find_byte(data, start, b):
+    """The first place of byte ``b`` at or after ``start`` (``len(data)``: none)."""
+    for i in range(start, len(data)):
+        if data[i] == b:
+            return i
+    return len(data)
 
 
 class ColumnReader:
@@ -497,22 +661,27 @@ class ColumnReader:
         self._parts: dict[tuple[int, int], list] = {}       # (pred id, arity) -> [(args, truth, line, file)]
         self._slow: list[tuple] = []                         # (file, EvidenceAtom)
         self._width = 4                                      # argument columns of the kernel's output
+        self._buf: bytearray | None = None                   # the file reading buffer (BLOCK bytes)
+        self._lines: tuple | None = None                     # the kernel's per-line outputs (_line_arrays)
+        self._queue = np.zeros((max(QUEUE, MAX_ARITY + 1), 5), np.int64)    # argument names waiting (_flush)
         self.function_values: list[FunctionValue] = []
 
     def read_file(self, path: Path, filename: str) -> bool:
         """Read one file; False (nothing read) if it must go to the text path
         (it has a block comment)."""
+        if self._buf is None:
+            self._buf = bytearray(BLOCK)
         with open(path, "rb") as fh:
-            if not self._precheck(fh):
-                return False
-            fh.seek(0)
             skip = 3 if fh.read(3) == b"\xef\xbb\xbf" else 0
-            encoding = self._encoding(fh, skip)
+            fh.seek(skip)
+            encoding = self._survey(fh, self._buf)
+            if encoding is None:
+                return False
             fh.seek(skip)
             f = len(self.cols.files)
             self.cols.files.append(filename)
-            for block, before in _blocks(fh):
-                self._read_block(block, before, f, filename, encoding)
+            for data, before in _blocks(fh, self._buf):
+                self._read_block(data, before, f, filename, encoding)
         return True
 
     def read_text(self, text: str, filename: str) -> bool:
@@ -536,73 +705,62 @@ class ColumnReader:
             cut = data.rfind(b"\n", start, start + BLOCK)
             stop = len(data) if cut < 0 or start + BLOCK >= len(data) else cut + 1
             block = data[start:stop]
-            self._read_block(block, before, f, filename, "utf-8")
+            self._read_block(np.frombuffer(block, np.uint8), before, f, filename, "utf-8")
             before += block.count(b"\n")
             start = stop
         return True
 
     @staticmethod
-    def _precheck(fh) -> bool:
-        tail = b""
-        while True:
-            chunk = fh.read(BLOCK)
-            if not chunk:
-                return True
-            if b"/*" in tail + chunk:
-                return False
-            tail = chunk[-1:]
-
-    @staticmethod
-    def _encoding(fh, skip: int) -> str:
-        """utf-8, or latin-1 if the file is not valid UTF-8 (as ``read_text``)."""
-        fh.seek(skip)
+    def _survey(fh, buf: bytearray) -> str | None:
+        """One pass over the stream: None if it has a block comment (``/*``),
+        else its encoding: utf-8, or latin-1 if it is not valid UTF-8 (as
+        ``read_text``)."""
+        arr = np.frombuffer(buf, np.uint8)
+        arr.flags.writeable = False
         dec = codecs.getincrementaldecoder("utf-8")()
-        high = False
+        high = bad = False
+        last = 0
         while True:
-            chunk = fh.read(BLOCK)
-            if not chunk:
-                break
-            if not high:
-                arr = np.frombuffer(chunk, dtype=np.uint8)
-                if not _has_high_byte(arr, len(arr)):
-                    continue
-                high = True
-            try:
-                dec.decode(chunk)
-            except UnicodeDecodeError:
-                return "latin-1"
-        if high:
+            with memoryview(buf) as mv:
+                got = fh.readinto(mv)
+                if not got:
+                    break
+                if buf.find(b"/*", 0, got) >= 0 or (last == 47 and buf[0] == 42):
+                    return None
+                last = buf[got - 1]
+                if not bad and (high or _has_high_byte(arr, got)):
+                    high = True
+                    try:
+                        dec.decode(mv[:got])
+                    except UnicodeDecodeError:
+                        bad = True
+        if high and not bad:
             try:
                 dec.decode(b"", final=True)
             except UnicodeDecodeError:
-                return "latin-1"
-        return "utf-8"
+                bad = True
+        return "latin-1" if bad else "utf-8"
 
-    def _read_block(self, block: bytes, before: int, f: int, filename: str, encoding: str) -> None:
-        data = np.frombuffer(block, dtype=np.uint8)
-        n_lines = block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
-        kind = np.zeros(n_lines, np.int8)
-        sign = np.zeros(n_lines, np.int8)
-        pred = np.zeros(n_lines, np.int32)
-        nargs = np.zeros(n_lines, np.int8)
-        args = np.zeros((n_lines, self._width), np.int32)     # widened when a line needs it
+    def _read_block(self, data: np.ndarray, before: int, f: int, filename: str, encoding: str) -> None:
+        """Scan the whole lines ``data`` (uint8) of file ``f``."""
+        n_lines = _count_byte(data, 10) + (0 if not len(data) or data[-1] == 10 else 1)
+        kind, sign, pred, nargs, args = self._line_arrays(n_lines)
         p, c = self._p, self._c
         pos, line = 0, 0
-        while pos < len(data):
-            done, reached, wide = _scan(data, pos, len(data), kind[line:], sign[line:], pred[line:], nargs[line:],
-                                        args[line:], p.tab, p.info, p.buf, p.counts, c.tab, c.info, c.buf, c.counts)
-            if wide:
-                self._width = MAX_ARITY
-                wider = np.zeros((n_lines, MAX_ARITY), np.int32)
-                wider[:, :args.shape[1]] = args
-                args = wider
-            line += done
-            pos = reached
-            if pos < len(data) and not wide:
-                le = block.find(b"\n", pos)
-                width = (len(block) if le < 0 else le) - pos
-                p.grow(width, 2)
-                c.grow(width, MAX_ARITY + 1)
+        with np.errstate(over="ignore"):     # the hashes' products wrap (run as Python on tiny input)
+            while pos < len(data):
+                done, reached, wide = _scan(data, pos, len(data), kind[line:], sign[line:], pred[line:],
+                                            nargs[line:], args[line:], p.tab, p.offs, p.buf, p.counts,
+                                            c.tab, c.offs, c.buf, c.counts, self._queue)
+                if wide:
+                    self._width = MAX_ARITY
+                    kind, sign, pred, nargs, args = self._line_arrays(n_lines, args)
+                line += done
+                pos = reached
+                if pos < len(data) and not wide:
+                    width = _find_byte(data, pos, 10) - pos
+                    p.grow(width, 2)
+                    c.grow(width, MAX_ARITY + 1)
         lines = np.arange(before + 1, before + 1 + n_lines, dtype=np.int32)
         fast = np.flatnonzero(kind == 1)
         if len(fast):
@@ -614,19 +772,37 @@ class ColumnReader:
                     (args[sel, :arity].copy(), sign[sel].copy(), lines[sel], np.full(len(sel), f, np.int16)))
         slow = np.flatnonzero(kind == 2)
         if len(slow):
-            self._read_slow(block, kind, slow, before, filename, f, encoding)
+            self._read_slow(data, kind, slow, before, filename, f, encoding)
 
-    def _read_slow(self, block: bytes, kind: np.ndarray, slow: np.ndarray, before: int, filename: str, f: int,
+    def _line_arrays(self, n_lines: int, args: np.ndarray | None = None) -> tuple:
+        """The kernel's per-line outputs for a block of ``n_lines`` lines: views of
+        buffers kept from block to block (the kernel sets each line's ``kind``,
+        and the rest of the atom lines it sets). With ``args`` (the block's
+        argument columns so far): widen them to ``self._width``, values kept."""
+        have = self._lines
+        if have is None or len(have[0]) < n_lines:
+            have = (np.zeros(n_lines, np.int8), np.zeros(n_lines, np.int8), np.zeros(n_lines, np.int32),
+                    np.zeros(n_lines, np.int8), np.zeros((n_lines, self._width), np.int32))
+        elif have[4].shape[1] < self._width:
+            wider = np.zeros((len(have[0]), self._width), np.int32)
+            if args is not None:
+                wider[:len(args), :args.shape[1]] = args
+            have = have[:4] + (wider,)
+        self._lines = have
+        kind, sign, pred, nargs, args = (a[:n_lines] for a in have)
+        return kind, sign, pred, nargs, args
+
+    def _read_slow(self, data: np.ndarray, kind: np.ndarray, slow: np.ndarray, before: int, filename: str, f: int,
                    encoding: str) -> None:
         """Runs of lines the kernel did not read: from a slow line up to the next
         atom line, parsed by the grammar (as dbfast does)."""
         from .frontend import frontend
 
         offsets = np.zeros(len(kind) + 1, dtype=np.int64)
-        nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+        nl = np.flatnonzero(data == 10)
         offsets[1:len(nl) + 1] = nl + 1
         if len(nl) < len(kind):
-            offsets[len(kind)] = len(block) + 1
+            offsets[len(kind)] = len(data) + 1
         is_atom = kind == 1
         slow_set = slow.tolist()
         k = 0
@@ -635,7 +811,7 @@ class ColumnReader:
             stop = start + 1
             while stop < len(kind) and not is_atom[stop]:
                 stop += 1
-            chunk = block[offsets[start]:offsets[stop] - 1].decode(encoding)
+            chunk = data[offsets[start]:offsets[stop] - 1].tobytes().decode(encoding)
             for item in frontend("db").parse(chunk, filename, line_offset=before + start):
                 if type(item) is EvidenceAtom:
                     self._slow.append((f, item))
