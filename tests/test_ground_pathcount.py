@@ -86,6 +86,23 @@ def test_compiled_count_equals_sql_and_brute_force(shape, seed):
     assert fast == brute
 
 
+@pytest.mark.parametrize("shape", range(len(SHAPES)))
+def test_the_walk_split_over_threads_counts_the_same(shape, monkeypatch):
+    """Sources cut into ranges, one walk per thread: the same count as one walk."""
+    formula, _ = SHAPES[shape]
+    text = _evidence(np.random.default_rng(200 + shape), 30, with_h=True)
+    g, i = _grounder(formula, text)
+    path = pathcount.path_shape(g.templates[i], g.store)
+    if path is None:
+        return
+    one = pathcount.count_open_paths(g.store, path)
+    monkeypatch.setattr(pathcount, "PARALLEL_EDGES", 0)
+    monkeypatch.setattr(pathcount, "machine_cores", lambda: 4)
+    for threads in (2, 3, 4):
+        monkeypatch.setattr(pathcount, "THREADS", threads)
+        assert pathcount.count_open_paths(g.store, path) == one
+
+
 def _network(formula: str, text: str, compiled: bool, monkeypatch):
     with monkeypatch.context() as m:
         if not compiled:
