@@ -336,6 +336,50 @@ MAP cost 1,950,510.1 (= its bound) in both. Parse+ground is now at the
 issue's 50 s; parse+ground+MAP (75 s) is not: the MAP stage took the
 LP+MaxWalkSAT path and its whole 60 s (lp-rounding alone was 22.6 s at
 load 2.5 in the ground31 run above).
+
+All of this session together (``this`` = main at eb7ee57, then the two changes below), quiet machine
+(nothing else running, load 0.3-1.3), 2026-11-28 03:05-03:28 UTC. Before and
+after in one run (``a322f0c``: main at the start of the session)::
+
+    python -m bench.workloads.scale --kind social --n 3000000 --stages ground,map --max-seconds 60 \
+        --against a322f0c --json-name s12_social3m.json
+
+| social N=3M | parse s | ground wall / CPU s | parse+ground wall / CPU s | ground peak MB | MAP wall s (path, LP sweeps) | total wall / CPU s |
+|---|---|---|---|---|---|---|
+| this (LP share 0.3) | 11.5 | 39.1 / 43.5 | 50.7 / 55.1 | 3,613 | 47.9 (lp+maxwalksat, 7) | 98.6 / 103.9 |
+| a322f0c | 32.2 | 70.5 / 91.2 | 102.8 / 123.8 | 3,909 | 25.6 (lp-rounding, 8) | 128.3 / 149.8 |
+
+Both proven optimal (1,950,510.1). The LP dual's rounded world reaches
+the bound at its 8th sweep (checked every 4); with 0.3 of the 60 s it
+stopped at 7 sweeps here and MaxWalkSAT took 30 s to reach the same world.
+``plan.LP_SHARE`` is now 0.5 (class-like N=100k, same code, one run each:
+0.3 gave 241,356.1 against an LP bound of 240,467.2 in 54.4 s of MAP; 0.5
+gave 241,260.1 against 240,552.2 in 59.9 s, total 63.9 s wall). Then the
+evidence-only path walk on two threads (``pathcount``: ranges of sources,
+one mark array each). This version only, one run each::
+
+    python -m bench.workloads.scale --kind social --n 3000000 --stages ground,map --max-seconds 60
+    python -m bench.workloads.scale --kind social --n 1000000 --stages ground,map --max-seconds 60
+    python -m bench.workloads.scale --kind social-light --n 3000000 --stages ground,map --max-seconds 60
+    python -m bench.workloads.scale --kind social --n 10000000 --stages ground,map --max-seconds 240 \
+        --kill-at 19.5G --memory-limit 20G
+
+| workload | clauses | parse+ground wall / CPU s | ground peak MB | MAP wall s (path) | MAP cost = bound | parse+ground+MAP wall / CPU s |
+|---|---|---|---|---|---|---|
+| social N=3M | 32,688,320 | 46.0 / 54.4 | 3,541 | 26.9 (lp-rounding) | 1,950,510.1 | **72.9** / 81.9 |
+| social N=1M | 10,894,772 | 12.9 / 15.4 | 1,349 | 3.3 (lp-rounding) | 650,782.2 | **16.2** / 18.9 |
+| social-light N=3M | 13,258,219 | 15.6 / 18.0 | 1,801 | 8.3 (lp-rounding) | 300,323.6 | **23.9** / 26.5 |
+| social N=10M, full model | 108,985,055 | 196.2 / 215.3 | **11,378** | 98.0 (lp-rounding, 8 sweeps) | 6,494,031.0 | **294.2** / 315.7 |
+
+(The N=10M row: before pathcount the model had to leave out its
+evidence-only transitivity, whose 10^9-row SQL count ran DuckDB out of
+memory, and needed ``--count-seconds 120``; a count that does not finish
+now lets a streamed template go on. ``--memory-limit 20G`` is still needed:
+the default budget is 60 % of the memory available, and the grounder's
+estimate for the 10^8 rows of one template is above it. Its MAP row is with
+LP share 0.3 and one thread for the walk.) On this VM the same computation
+varies by up to ~25 % from run to run (the LP dual's 130 sweeps at N=1M took
+42-54 s in back-to-back runs), so 72.9 s is one quiet run, not a margin.
 """
 
 from __future__ import annotations
