@@ -48,7 +48,8 @@ from .kernels import compact_csr, components, reverse_index
 from .network import GroundNetwork
 from .registry import AtomRegistry, ParamRegistry
 from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
-from .stream import TemplateRows, distinct, fetch_chunks
+from ..arrays import distinct
+from .stream import TemplateRows, fetch_chunks
 from .terms import Scope, is_internal
 
 MAX_DISTRIBUTION = 4096

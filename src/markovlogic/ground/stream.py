@@ -42,6 +42,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..arrays import distinct
 from .assemble import PAD, Rows
 
 CHUNK_ROWS = 1 << 17          # rows per chunk: one Arrow batch of DuckDB (64 vectors of 2,048 rows)
@@ -113,18 +114,6 @@ def fetch_chunks(con, sql: str, rows: int | None = None) -> Iterator[dict[str, n
             yield gathered()
     finally:
         stream.close()
-
-
-def distinct(a: np.ndarray) -> np.ndarray:
-    """The sorted distinct values of a 1-d array (``np.unique`` without its
-    hash-table path, which is many times slower on large integer arrays)."""
-    s = np.sort(a)
-    if len(s) < 2:
-        return s
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
 
 
 def _unique_rows(b: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arrays import distinct
 from ..jit import kernel
 from .ast import EvidenceAtom, FunctionValue, GroundAtom, Pos
 
@@ -765,7 +766,7 @@ class ColumnReader:
         fast = np.flatnonzero(kind == 1)
         if len(fast):
             key = pred[fast].astype(np.int64) * (MAX_ARITY + 1) + nargs[fast]
-            for k in _distinct(key).tolist():
+            for k in distinct(key).tolist():
                 sel = fast[key == k]
                 pid, arity = divmod(k, MAX_ARITY + 1)
                 self._parts.setdefault((pid, arity), []).append(
@@ -905,17 +906,6 @@ def has_duplicates(keys: np.ndarray) -> bool:
         return False
     s = np.sort(keys)
     return bool((s[1:] == s[:-1]).any())
-
-
-def _distinct(a: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (``np.unique``'s hash path is slow on big arrays)."""
-    s = np.sort(a)
-    if len(s) < 2:
-        return s
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
 
 
 def _cat(parts: list[np.ndarray], empty_shape: tuple, dtype) -> np.ndarray:

@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 
+from ..arrays import distinct
+
 _INT_RE = re.compile(r"^[+-]?\d+$")
 _NUM_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
@@ -181,7 +183,7 @@ class ConstantTable:
         cached = self._domains.get(type_name)
         if cached is not None and cached[:2] == state:
             return cached[2].copy()
-        ids = _sorted_distinct(self._chunks(type_name))
+        ids = distinct(self._chunks(type_name))
         self._domains[type_name] = (*state, ids)
         return ids.copy()
 
@@ -237,16 +239,6 @@ class ConstantTable:
             "inum": inum,
             "has_inum": has_inum,
         }
-
-
-def _sorted_distinct(a: np.ndarray) -> np.ndarray:
-    s = np.sort(a)
-    if len(s) < 2:
-        return s
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
 
 
 def _first_chars(names: list[str], chunk: int = 1 << 20) -> np.ndarray:
