@@ -224,3 +224,30 @@ def test_lean_normalisation_shares_the_same_arrays(seed):
                                 reverse=(net.atom_clause_start, bad), lean=True)
         assert len(out.orig_clause) == out.n_clauses
         assert not np.array_equal(out.occ_clause, bad)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_restart_that_reuses_a_state_equals_a_fresh_one(seed):
+    """``feasible_state(reuse=...)`` (a chain's restart) overwrites the old
+    state's arrays and gives exactly the state a fresh call gives with the
+    same random stream, whatever the old state held."""
+    from markovlogic.infer.samplesat import feasible_state, prepare
+
+    rng = np.random.default_rng(700 + seed)
+    net = random_network(rng, 10, 25, max_len=3, n_blocks=2, p_hard=0.3)
+    prep = prepare(net)
+    old, _ = feasible_state(prep, np.random.default_rng(1))
+    old.count[:] = 7
+    old.vlist[:] = 3
+    old.sel[:] = 2
+    init = rng.random(net.n_atoms) < 0.5
+    fresh, f1 = feasible_state(prep, np.random.default_rng(seed), init)
+    reused, f2 = feasible_state(prep, np.random.default_rng(seed), init, reuse=old)
+    assert f1 == f2
+    assert reused.count is old.count and reused.sel is old.sel and reused.vpos is old.vpos
+    for a, b in zip(fresh, reused):
+        n = int(fresh.ist[0])
+        if a is fresh.vlist:                    # only the first ist entries of the violated list mean anything
+            assert np.array_equal(a[:n], b[:n])
+        else:
+            assert np.array_equal(a, b)

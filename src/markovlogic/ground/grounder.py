@@ -37,6 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..arrays import distinct
 from ..errors import MLNSemanticError, ResourceError
 from ..lang.ast import Const, Func, Query
 from ..logic.clauses import ClauseTemplate, Literal
@@ -48,7 +49,6 @@ from .kernels import compact_csr, components, reverse_index
 from .network import GroundNetwork
 from .registry import AtomRegistry, ParamRegistry
 from .sqlgen import GroupCompiler, TemplateCompiler, clause_variables
-from ..arrays import distinct
 from .stream import TemplateRows, fetch_chunks
 from .terms import Scope, is_internal
 
@@ -239,12 +239,22 @@ class Grounder:
     def _lean(self, work):
         """``work()`` with DuckDB's memory capped at ``COUNT_MEMORY`` (lowering
         the cap also makes DuckDB give back the buffers it keeps)."""
+        return self._capped(COUNT_MEMORY, work)
+
+    def _capped(self, cap: int, work, best_effort: bool = False):
+        """``work()`` with DuckDB's memory limit lowered to ``cap`` bytes, then
+        restored (nothing to lower when its share is not above ``cap``).
+        ``best_effort``: a cap DuckDB cannot meet is not an error."""
         full = duckdb_share(self.memory_limit) >> 20
-        if full <= COUNT_MEMORY >> 20:
+        if full <= cap >> 20:
             return work()
         con = self.store.con
-        con.execute(f"SET memory_limit='{COUNT_MEMORY >> 20}MB'")
         try:
+            try:
+                con.execute(f"SET memory_limit='{cap >> 20}MB'")
+            except Exception:          # noqa: BLE001 -- what cannot be written out stays
+                if not best_effort:
+                    raise
             return work()
         finally:
             con.execute(f"SET memory_limit='{full}MB'")
@@ -258,20 +268,13 @@ class Grounder:
         only transitivity of social N=1M was counted by a walk (pathcount.py),
         its SQL count under ``COUNT_MEMORY`` did this as a side effect; without
         it the peak was 0.16 GB higher (1.57 vs 1.41 GB; 0.2 s)."""
-        con = self.store.con
         try:
-            held = con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchall()[0][0]
+            held = self.store.con.execute(
+                "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchall()[0][0]
         except Exception:          # noqa: BLE001 -- a DuckDB without duckdb_memory(): nothing given back
             return
-        full = duckdb_share(self.memory_limit) >> 20
-        if int(held) <= IDLE_GIVE_BACK or full <= IDLE_MEMORY >> 20:
-            return
-        try:
-            con.execute(f"SET memory_limit='{IDLE_MEMORY >> 20}MB'")
-        except Exception:          # noqa: BLE001 -- what cannot be written out stays (a lower cap is best effort)
-            pass
-        finally:
-            con.execute(f"SET memory_limit='{full}MB'")
+        if int(held) > IDLE_GIVE_BACK:
+            self._capped(IDLE_MEMORY, lambda: None, best_effort=True)
 
     def _count_evidence_only(self, t: ClauseTemplate, q) -> int:
         """The groundings of an evidence-only template (every one false by

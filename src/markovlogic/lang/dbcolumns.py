@@ -900,14 +900,6 @@ def first_appearance(codes: np.ndarray, n_codes: int) -> np.ndarray:
     return out[:k]
 
 
-def has_duplicates(keys: np.ndarray) -> bool:
-    """Whether an int64 array has a repeated value (one sort of a copy)."""
-    if len(keys) < 2:
-        return False
-    s = np.sort(keys)
-    return bool((s[1:] == s[:-1]).any())
-
-
 def _cat(parts: list[np.ndarray], empty_shape: tuple, dtype) -> np.ndarray:
     if not parts:
         return np.zeros(empty_shape, dtype=dtype)

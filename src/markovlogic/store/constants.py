@@ -158,10 +158,6 @@ class ConstantTable:
         self._n_indexed = len(self.names)
         self.add_ids(type_name, np.array(cids, dtype=np.int32))
 
-    def ids_of(self, names: list[str]) -> np.ndarray:
-        """int32 ids of interned names."""
-        return np.fromiter(map(self.ids.__getitem__, names), dtype=np.int32, count=len(names))
-
     def __len__(self) -> int:
         return len(self.names)
 

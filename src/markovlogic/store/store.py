@@ -205,12 +205,6 @@ class _PredEvidence:
             i -= len(rows)
         return None
 
-    def intern(self, consts: ConstantTable, arg_types: Sequence[str]) -> np.ndarray:
-        """Add the constants of the rows to their argument types, column by
-        column in row order (the order that fixes constant ids), and return
-        their ids as an int32 matrix."""
-        return intern_evidence(consts, [(self, arg_types)])[0]
-
 
 def intern_evidence(consts: ConstantTable, preds: Sequence[tuple[_PredEvidence, Sequence[str]]]) -> list[np.ndarray]:
     """Add the constants of the evidence rows of several predicates (in this
