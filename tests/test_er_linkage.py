@@ -613,3 +613,39 @@ def test_set_level_features_switched_off_on_held_out_choice_or_by_option():
     assert learned.result.stats["set_features"] == "on"
     with pytest.raises(OptionError, match="set features must be on or off"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", set_features="maybe")
+
+
+@pytest.mark.parametrize("which", ["mean", "refit"])
+def test_pair_layer_carried_is_the_mean_of_the_cross_fitted_fits_or_a_refit(which):
+    """The learned model's pair weights: by default the mean of the fits the
+    cluster layer was trained on (each on the other part), else one fit on
+    both parts; recomputed here from the learner's own functions."""
+    from markovlogic.learn.merge_rank import (fit_pair_layer, pair_feature_masks, pair_layer_parameters)
+    from markovlogic.learn.output import split_clauses
+
+    mln = MLN.from_string(BINNED)
+    dbs = [Database.from_string(_records(seed=s), mln=mln) for s in (1, 2)]
+    kw = {} if which == "mean" else {"pair_layer": "refit"}
+    learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                          pair_features="all", **kw)
+    stats = learned.result.stats
+    assert stats["pair_layer"] == which
+    cm = split_clauses(mln).mln
+    cm.set_features = list(mln.set_features)
+    parts = [build_cluster_model(cm, db, "Same", truth=True) for db in dbs]
+    names, param, coef, init, learnable, formula_of = pair_layer_parameters(parts[0], cm)
+    l2 = stats["pair_layer_l2"]
+    if which == "mean":
+        expect = (fit_pair_layer([parts[1]], param, coef, init, learnable, l2)
+                  + fit_pair_layer([parts[0]], param, coef, init, learnable, l2)) / 2.0
+    else:
+        expect = fit_pair_layer(parts, param, coef, init, learnable, l2)
+    got = np.asarray(learned.result.params[:len(names)])
+    assert got == pytest.approx(expect, rel=1e-6, abs=1e-9)
+    with pytest.raises(OptionError, match="pair layer must be one of"):
+        learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                    pair_layer="median")
+    with pytest.raises(OptionError, match="--pair-layer applies to samplerank --inference agglomerative"):
+        learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(_chains(n_ent=3, size=3),
+                    mln=MLN.from_string(CHAIN_MODEL)), query_predicates=["Same"], method="samplerank",
+                    inference="mh", pair_layer="mean")

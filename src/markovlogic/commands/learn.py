@@ -107,6 +107,11 @@ def learn_command(
         help="samplerank --inference agglomerative on one training world: halve it by its gold clusters (default) "
              "or by the connected components of its candidate graph (components: whole documents) for the "
              "held-out choices and the pair layer's cross-fitting."),
+    pair_layer: Optional[str] = typer.Option(
+        None, "--pair-layer",
+        help="samplerank --inference agglomerative, a model with a pair layer: the pair weights the learned model "
+             "carries: mean (default: the mean of the cross-fitted fits, whose scores the linkage weights and the "
+             "merge threshold were learned on) or refit (one fit on all the training data)."),
     steps: Optional[int] = typer.Option(None, "--steps", help="samplerank: proposals per training world per epoch (default 100 per constant, or per query atom)."),
     temperature: Optional[float] = typer.Option(
         None, "--temperature", help="samplerank: temperature of the training chain (default 1; larger explores more; "
@@ -170,7 +175,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, pair_layer=pair_layer, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

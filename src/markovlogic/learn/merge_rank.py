@@ -72,6 +72,9 @@ UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
 MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sampled beyond)
 FOLLOW = {"model": 0, "oracle": 1}
 HELD_OUT = ("clusters", "components")
+# the pair layer a learned model carries: the mean of its cross-fitted fits' weights ("mean": the scores the
+# cluster layer was trained and calibrated on), or one fit on all the training parts ("refit")
+PAIR_LAYER = ("mean", "refit")
 
 
 LINKAGES = ("all", "max", "sum", "mean", "min")
@@ -159,6 +162,10 @@ class MergeRankOptions:
     # training pairs' labels: "all", or "values" (similarities as values and exact comparisons, without the
     # formulas that threshold a similarity into bins: fewer weights, for small training data)
     pair_features: str | tuple = ("all", "values")
+    # the pair layer the learned model carries (``PAIR_LAYER``): "mean" of the cross-fitted fits (each on all parts
+    # but one), whose scores are those the linkage weights and the merge threshold were learned on; "refit" on all
+    # parts gives more extreme scores (the same regularisation on more data) than the threshold was calibrated for
+    pair_layer: str = "mean"
     # the set-level features (other than the per-cluster constant) "on", or "off" (the pair layer and the
     # linkage alone), a grid chosen on held-out training data after the linkage; a model without a learnable
     # set-level feature has nothing to choose
@@ -186,6 +193,8 @@ class MergeRankOptions:
         for v in _grid(self.linkage):
             if v not in LINKAGES:
                 raise OptionError(f"unknown linkage {v!r}; choose among {', '.join(LINKAGES)}")
+        if self.pair_layer not in PAIR_LAYER:
+            raise OptionError(f"pair layer must be one of {', '.join(PAIR_LAYER)}, got {self.pair_layer!r}")
         if self.held_out not in HELD_OUT:
             raise OptionError(f"held-out must be one of {', '.join(HELD_OUT)}, got {self.held_out!r}")
         for v in _grid(self.set_features):
@@ -1217,7 +1226,7 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
     for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out",
-                "pair_features", "set_features"):
+                "pair_features", "set_features", "pair_layer"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
@@ -1285,16 +1294,24 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
                                                       opt.pair_features)
         init_p = np.where(learn_p & ~masks[pair_set], 0.0, init_p)
         learn_p = learn_p & masks[pair_set]
+        fits = []
         for k, part in enumerate(parts):
             others = [p for j, p in enumerate(parts) if j != k]
             th = fit_pair_layer(others, param_p, coef_p, init_p, learn_p, pair_l2)
             apply_pair_layer(part, th, param_p, coef_p)
-        pair_theta = fit_pair_layer(parts, param_p, coef_p, init_p, learn_p, pair_l2)
+            fits.append(th)
+        if opt.pair_layer == "mean":
+            # a linear score: the mean of the fits' weights scores a pair with the mean of their scores
+            pair_theta = np.mean(fits, axis=0)
+        else:
+            pair_theta = fit_pair_layer(parts, param_p, coef_p, init_p, learn_p, pair_l2)
         info_pair = {"pair_layer_parameters": len(names_p), "pair_layer_cross_fitted_parts": len(parts),
                      "pair_layer_l2": pair_l2, "pair_layer_features": pair_set,
-                     "pair_layer_learned": int(learn_p.sum())}
+                     "pair_layer_learned": int(learn_p.sum()), "pair_layer": opt.pair_layer}
         say(f"pair layer: {int(learn_p.sum())} of {len(names_p)} formula weights ({pair_set}) by logistic "
-            f"regression over candidate pairs, cross-fitted over {len(parts)} parts (regularisation C {pair_l2}; "
+            f"regression over candidate pairs, cross-fitted over {len(parts)} parts, the model's "
+            + ("the mean of those fits" if opt.pair_layer == "mean" else "one fit on all parts")
+            + f" (regularisation C {pair_l2}; "
             "held-out log-likelihood " + "; ".join(
                 f"{nm}: " + ", ".join(f"C {k} {v:.1f}" for k, v in t.items()) for nm, t in tables.items()) + ")")
         train_models = parts
