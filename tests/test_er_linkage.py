@@ -649,3 +649,52 @@ def test_pair_layer_carried_is_the_mean_of_the_cross_fitted_fits_or_a_refit(whic
         learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(_chains(n_ent=3, size=3),
                     mln=MLN.from_string(CHAIN_MODEL)), query_predicates=["Same"], method="samplerank",
                     inference="mh", pair_layer="mean")
+
+
+def test_one_standard_error_rule_prefers_the_simplest_linkage_within_noise():
+    from markovlogic.learn.merge_rank import cluster_contributions, one_se_choice, pair_counts
+
+    rng = np.random.default_rng(0)
+    gold = np.repeat(np.arange(40), 3)
+    perfect = gold.copy()
+    # a clustering that splits one gold cluster: slightly worse, well within the noise of 40 clusters
+    near = gold.copy()
+    near[0] = 1000
+    # one that merges everything pairwise wrong: far worse
+    bad = rng.permutation(gold)
+    for labels in (perfect, near, bad):
+        c = cluster_contributions(labels, gold)
+        assert np.allclose(c.sum(axis=1), pair_counts(labels, gold))
+    contrib = {k: [cluster_contributions(v, gold)] for k, v in (("all", perfect), ("max", near), ("sum", bad))}
+    names = ["all", "max", "sum"]
+    i, table = one_se_choice(names, [contrib[n] for n in names])
+    assert names[i] == "max"                     # within one SE of the best, and first in the order
+    assert table["all"]["held_out_f1"] == 1.0 and table["all"]["se"] == 0.0 and table["max"]["se"] > 0.0
+    assert table["sum"]["held_out_f1"] < table["all"]["held_out_f1"] - table["sum"]["se"]
+    # a clear winner is kept: "max" far worse than "all"
+    contrib2 = [[cluster_contributions(perfect, gold)], [cluster_contributions(bad, gold)]]
+    i, _ = one_se_choice(["all", "max"], contrib2)
+    assert i == 0
+    # equal options: the order decides, whatever the grid's order
+    same = [[cluster_contributions(near, gold)]] * 3
+    i, _ = one_se_choice(["sum", "all", "mean"], same)
+    assert i == 2
+
+
+def test_linkage_rule_option_logged_and_checked():
+    text = _chains(seed=2, n_ent=8, size=6)
+    model = CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n0 link sum(x, y in Same: score(x, y))\n" \
+        "0 size(Same) > 0\n"
+    mln = MLN.from_string(model)
+    db = Database.from_string(text, mln=mln)
+    logs = []
+    learned = learn_model(mln, db, query_predicates=["Same"], method="samplerank", log=logs.append)
+    stats = learned.result.stats
+    assert stats["linkage_rule"] == "one-se" and stats["linkage_held_out_best"] in ("all", "max", "sum")
+    assert any("one-standard-error rule" in line for line in logs)
+    best = learn_model(mln, db, query_predicates=["Same"], method="samplerank", linkage_rule="best")
+    assert best.result.stats["linkage_rule"] == "best"
+    assert best.result.stats["linkage"] == best.result.stats["linkage_held_out_best"] or \
+        best.result.stats["linkage_held_out_best"] is None
+    with pytest.raises(OptionError, match="linkage rule must be one of"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", linkage_rule="median")

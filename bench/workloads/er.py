@@ -320,7 +320,10 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
         labels[pos[name]] = len(members) + int(part.labels[i])
     stats = learned.result.stats
     r = {"dataset": ds.name, "fold": test, "system": "mln", **E.scores(labels, ds.cluster[members]),
-         "hyperparameters": {k: stats.get(k) for k in ("update", "epochs", "C", "l2", "linkage", "calibration_shift", "pair_layer_features", "pair_layer_l2")},
+         "hyperparameters": {k: stats.get(k) for k in ("update", "epochs", "C", "l2", "linkage", "linkage_rule",
+                                                        "linkage_held_out_best", "set_features",
+                                                        "calibration_shift", "pair_layer_features",
+                                                        "pair_layer_l2", "pair_layer")},
          "train_pairwise_f1": stats.get("final_train_pairwise_f1"), "learn_s": learn_s, "learn_cpu_s": learn_cpu,
          "infer_s": infer_s, "infer_cpu_s": infer_cpu,
          "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,

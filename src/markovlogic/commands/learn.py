@@ -107,6 +107,10 @@ def learn_command(
         help="samplerank --inference agglomerative on one training world: halve it by its gold clusters (default) "
              "or by the connected components of its candidate graph (components: whole documents) for the "
              "held-out choices and the pair layer's cross-fitting."),
+    linkage_rule: Optional[str] = typer.Option(
+        None, "--linkage-rule",
+        help="samplerank --inference agglomerative: how the linkage is chosen on held-out training data: one-se "
+             "(default: the first of max, mean, sum, all within one standard error of the best) or best."),
     pair_layer: Optional[str] = typer.Option(
         None, "--pair-layer",
         help="samplerank --inference agglomerative, a model with a pair layer: the pair weights the learned model "
@@ -175,7 +179,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, pair_layer=pair_layer, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, pair_layer=pair_layer, linkage_rule=linkage_rule, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

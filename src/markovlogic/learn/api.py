@@ -45,7 +45,7 @@ _METHOD_OPTIONS = {
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
                    "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log",
-                   "linkage", "held_out", "pair_features", "set_features", "pair_layer"},
+                   "linkage", "held_out", "pair_features", "set_features", "pair_layer", "linkage_rule"},
 }
 
 
@@ -307,6 +307,9 @@ def _learn_model(
             raise OptionError("--held-out applies to samplerank --inference agglomerative")
         if kwargs.pop("set_features", None) is not None:
             raise OptionError("--set-features applies to samplerank --inference agglomerative")
+        if kwargs.pop("linkage_rule", None) is not None:
+            raise OptionError("--linkage-rule applies to samplerank --inference agglomerative (a model with linkage "
+                              "features)")
         if kwargs.pop("pair_layer", None) is not None:
             raise OptionError("--pair-layer applies to samplerank --inference agglomerative (a model with a pair "
                               "layer)")

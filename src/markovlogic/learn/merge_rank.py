@@ -78,6 +78,9 @@ PAIR_LAYER = ("mean", "refit")
 
 
 LINKAGES = ("all", "max", "sum", "mean", "min")
+LINKAGE_RULES = ("one-se", "best")
+SIMPLEST_FIRST = ("max", "mean", "sum", "min", "all")     # the one-standard-error rule's order
+SE_RESAMPLES = 500
 VALUED_LINKS = ("sum", "max", "mean", "min")
 
 
@@ -152,6 +155,10 @@ class MergeRankOptions:
     # chosen on held-out training data after the update rule: "all", or one kind alone ("max": the pair
     # scores' single link, LR + closure; "sum": correlation clustering; "mean": average link)
     linkage: str | tuple = ("all", "max", "sum", "mean")
+    # how the linkage is chosen among those: "one-se", the first in the order max, mean, sum, all (fewest weights,
+    # the pair layer's own decision first) whose held-out pairwise F1 is within one standard error of the best's
+    # (the paired difference's, over resamples of the held-out gold clusters); "best", the highest held-out F1
+    linkage_rule: str = "one-se"
     # how a single training world is halved for held-out choices and the pair layer's cross-fitting:
     # "clusters" (halves of its gold clusters) or "components" (halves of the connected components of its
     # candidate graph: whole documents of a coreference corpus, each a sub-problem with all its mentions; halves
@@ -193,6 +200,8 @@ class MergeRankOptions:
         for v in _grid(self.linkage):
             if v not in LINKAGES:
                 raise OptionError(f"unknown linkage {v!r}; choose among {', '.join(LINKAGES)}")
+        if self.linkage_rule not in LINKAGE_RULES:
+            raise OptionError(f"linkage rule must be one of {', '.join(LINKAGE_RULES)}, got {self.linkage_rule!r}")
         if self.pair_layer not in PAIR_LAYER:
             raise OptionError(f"pair layer must be one of {', '.join(PAIR_LAYER)}, got {self.pair_layer!r}")
         if self.held_out not in HELD_OUT:
@@ -920,16 +929,76 @@ def held_out_parts(models, by: str = "clusters") -> list[tuple[list, list]]:
     return [([a], [b]), ([b], [a])]
 
 
-def _held_out_f1(splits, params, setting, opt, deadline) -> float:
+def _held_out_f1(splits, params, setting, opt, deadline, parts=None) -> float:
     """Pooled pairwise F1 on the held-out parts of ``splits`` of the model
-    trained with ``setting`` on the other parts."""
+    trained with ``setting`` on the other parts (``parts``, a list, receives
+    each held-out world's ``cluster_contributions``)."""
     tp = pp = gp = 0.0
     for train, held in splits:
         theta, _ = _train([_World(m) for m in train], params, setting, opt, deadline)
         for m in held:
-            a, b, c = _World(m).counts(theta, params)
+            w = _World(m)
+            labels = w.labels(theta, params)
+            a, b, c = pair_counts(labels, w.gold)
             tp, pp, gp = tp + a, pp + b, gp + c
+            if parts is not None:
+                parts.append(cluster_contributions(labels, w.gold))
     return f1_of((tp, pp, gp))
+
+
+def cluster_contributions(labels: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """(3, gold clusters): each gold cluster's share of TP, predicted and gold
+    pairs (a predicted pair counted half for each of its records' gold
+    clusters); the columns sum to ``pair_counts``, so resampling gold clusters
+    resamples pairwise F1."""
+    g_codes, g = np.unique(gold, return_inverse=True)
+    _, lab = np.unique(labels, return_inverse=True)
+    key = lab.astype(np.int64) * len(g_codes) + g
+    _, kinv, kcnt = np.unique(key, return_inverse=True, return_counts=True)
+    first = np.zeros(len(kcnt), np.int64)
+    first[kinv] = g
+    tp = np.bincount(first, weights=kcnt * (kcnt - 1) / 2.0, minlength=len(g_codes))
+    psize = np.bincount(lab)[lab].astype(np.float64)
+    pp = np.bincount(g, weights=(psize - 1.0) / 2.0, minlength=len(g_codes))
+    gsize = np.bincount(g, minlength=len(g_codes)).astype(np.float64)
+    return np.vstack([tp, pp, gsize * (gsize - 1.0) / 2.0])
+
+
+def one_se_choice(names, contributions, order=SIMPLEST_FIRST, resamples: int = SE_RESAMPLES, seed: int = 0
+                  ) -> tuple[int, dict]:
+    """The one-standard-error rule over options ``names`` with held-out
+    ``contributions`` (per option: a list of ``cluster_contributions`` arrays,
+    one per held-out world, the same worlds for every option): the best
+    option by pooled pairwise F1, then the first option in ``order`` whose F1
+    is at least the best's minus the standard error of their paired
+    difference over resamples of the held-out gold clusters (every option on
+    the same resample). Returns the chosen index and, per option, its F1 and
+    that standard error."""
+    def f1(tp, pp, gp):
+        return np.where(pp + gp > 0, 2.0 * tp / np.maximum(pp + gp, 1e-300), 1.0)
+
+    rng = np.random.default_rng(seed)
+    n_opt = len(names)
+    point = np.zeros(n_opt)
+    boot = np.zeros((n_opt, resamples))
+    sums = [np.zeros((3, resamples)) for _ in range(n_opt)]
+    totals = np.zeros((n_opt, 3))
+    for w in range(len(contributions[0])):
+        k = contributions[0][w].shape[1]
+        idx = rng.integers(0, k, size=(resamples, k)) if k else np.zeros((resamples, 0), np.int64)
+        for o in range(n_opt):
+            c = np.asarray(contributions[o][w], np.float64)
+            totals[o] += c.sum(axis=1)
+            sums[o] += c[:, idx].sum(axis=2) if k else 0.0
+    for o in range(n_opt):
+        point[o] = f1(*totals[o])
+        boot[o] = f1(*sums[o])
+    best = int(max(range(n_opt), key=lambda o: (point[o], -o)))
+    se = np.array([float(np.std(boot[best] - boot[o], ddof=1)) if resamples > 1 else 0.0 for o in range(n_opt)])
+    rank = {v: i for i, v in enumerate(order)}
+    ok = [o for o in range(n_opt) if point[o] >= point[best] - se[o] - 1e-12]
+    chosen = min(ok, key=lambda o: (rank.get(names[o], len(order)), o))
+    return chosen, {names[o]: {"held_out_f1": float(point[o]), "se": float(se[o])} for o in range(n_opt)}
 
 
 def learn_merges(models, params, options: MergeRankOptions | None = None, *, log=None) -> tuple[np.ndarray, dict]:
@@ -968,6 +1037,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     # then the linkage family, then the set-level features on or off, each with the choices so far (ties: the
     # first of the grid, "all" and "on")
     picked = {}
+    linkage_best = None
     for key, grid, restrict, label in (("linkage", opt.linkage, restrict_linkage, "linkage"),
                                        ("set_features", opt.set_features, restrict_set_features,
                                         "set-level features")):
@@ -977,14 +1047,27 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
             picked[key] = "all" if key == "linkage" else "on"
             continue
         if opt.select and len(options_k) > 1:
-            scored = []
+            scored, contributions = [], []
             for v, pv in options_k:
-                f = _held_out_f1(splits(), pv, chosen, opt, deadline)
+                parts = []
+                f = _held_out_f1(splits(), pv, chosen, opt, deadline, parts=parts)
                 scored.append(f)
+                contributions.append(parts)
                 row(chosen, f, **{k: w for k, w in picked.items()}, **{key: v})
                 if log is not None:
                     log(f"  held-out pairwise F1 {f:.4f}: {label} {v}")
             best = max(range(len(options_k)), key=lambda i: (scored[i], -i))
+            if key == "linkage":
+                linkage_best = options_k[best][0]
+            if key == "linkage" and opt.linkage_rule == "one-se":
+                top = best
+                best, table_se = one_se_choice([v for v, _ in options_k], contributions)
+                if log is not None:
+                    log(f"  linkage by the one-standard-error rule: best {options_k[top][0]} "
+                        f"({scored[top]:.4f}); chosen {options_k[best][0]}, the first of "
+                        f"{', '.join(SIMPLEST_FIRST)} within one standard error ("
+                        + ", ".join(f"{v} {t['held_out_f1']:.4f} se {t['se']:.4f}" for v, t in table_se.items())
+                        + ")")
         else:
             best = 0
         picked[key], params = options_k[best]
@@ -993,6 +1076,8 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     theta, info = _train(worlds, params, chosen, opt, deadline)
     info.update({"update": chosen[0], "epochs": chosen[1], "C": chosen[2], "l2": chosen[3], "linkage": linkage,
                  "set_features": sets,
+                 "linkage_rule": opt.linkage_rule if linkage_best is not None else None,
+                 "linkage_held_out_best": linkage_best,
                  "held_out": opt.held_out,
                  "selection": table, "seconds": time.perf_counter() - start,
                  "timed_out": deadline is not None and time.perf_counter() > deadline})
@@ -1226,7 +1311,7 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
     for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out",
-                "pair_features", "set_features", "pair_layer"):
+                "pair_features", "set_features", "pair_layer", "linkage_rule"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
