@@ -302,22 +302,11 @@ def scores(labels: np.ndarray, gold: np.ndarray) -> dict:
 
 
 def cluster_contributions(labels: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    """(3, gold clusters) array, clusters in ``np.unique(gold)`` order: each
-    gold cluster's share of TP, predicted pairs and gold pairs (a predicted
-    pair counted half for each of its two records' gold clusters), so that
-    the columns sum to ``pair_counts`` and resampling gold clusters
-    resamples the pairwise scores (:func:`bootstrap_difference`)."""
-    g_codes, g = np.unique(gold, return_inverse=True)
-    _, lab = np.unique(labels, return_inverse=True)
-    key = lab.astype(np.int64) * len(g_codes) + g
-    _, kinv, kcnt = np.unique(key, return_inverse=True, return_counts=True)
-    first = np.zeros(len(kcnt), np.int64)
-    first[kinv] = g                       # the gold cluster of each (predicted, gold) cell
-    tp = np.bincount(first, weights=kcnt * (kcnt - 1) / 2.0, minlength=len(g_codes))
-    psize = np.bincount(lab)[lab].astype(np.float64)
-    pp = np.bincount(g, weights=(psize - 1.0) / 2.0, minlength=len(g_codes))
-    gsize = np.bincount(g, minlength=len(g_codes)).astype(np.float64)
-    return np.vstack([tp, pp, gsize * (gsize - 1.0) / 2.0])
+    """Each gold cluster's share of TP, predicted and gold pairs
+    (``markovlogic.eval.coref.cluster_contributions``)."""
+    from markovlogic.eval.coref import cluster_contributions as contributions
+
+    return contributions(labels, gold)
 
 
 def bootstrap_difference(a: list, b: list, n: int = 2000, seed: int = 0) -> dict:

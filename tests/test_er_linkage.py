@@ -652,7 +652,8 @@ def test_pair_layer_carried_is_the_mean_of_the_cross_fitted_fits_or_a_refit(whic
 
 
 def test_one_standard_error_rule_prefers_the_simplest_linkage_within_noise():
-    from markovlogic.learn.merge_rank import cluster_contributions, one_se_choice, pair_counts
+    from markovlogic.eval.coref import cluster_contributions
+    from markovlogic.learn.merge_rank import one_se_choice, pair_counts
 
     rng = np.random.default_rng(0)
     gold = np.repeat(np.arange(40), 3)

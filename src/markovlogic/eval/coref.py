@@ -182,6 +182,28 @@ def pair_counts(predicted, truth) -> tuple[int, int, int]:
     return _common_pairs(predicted, truth), _pair_total(predicted), _pair_total(truth)
 
 
+def cluster_contributions(labels, gold) -> np.ndarray:
+    """(3, gold clusters) array, clusters in ``np.unique(gold)`` order: each
+    gold cluster's share of TP, predicted pairs and gold pairs (a predicted
+    pair counted half for each of its two records' gold clusters), so that
+    the columns sum to :func:`pair_counts` and resampling gold clusters
+    resamples pairwise F1 (the ER bench's intervals, the merge-ranking
+    learner's one-standard-error rule)."""
+    gold = np.asarray(gold)
+    labels = np.asarray(labels)
+    g_codes, g = np.unique(gold, return_inverse=True)
+    _, lab = np.unique(labels, return_inverse=True)
+    key = lab.astype(np.int64) * len(g_codes) + g
+    _, kinv, kcnt = np.unique(key, return_inverse=True, return_counts=True)
+    first = np.zeros(len(kcnt), np.int64)
+    first[kinv] = g                       # the gold cluster of each (predicted, gold) cell
+    tp = np.bincount(first, weights=kcnt * (kcnt - 1) / 2.0, minlength=len(g_codes))
+    psize = np.bincount(lab)[lab].astype(np.float64)
+    pp = np.bincount(g, weights=(psize - 1.0) / 2.0, minlength=len(g_codes))
+    gsize = np.bincount(g, minlength=len(g_codes)).astype(np.float64)
+    return np.vstack([tp, pp, gsize * (gsize - 1.0) / 2.0])
+
+
 def pairwise(predicted, truth) -> PRF:
     """Pairwise precision, recall and F1 (see :func:`pair_counts`)."""
     return prf_from_counts(*pair_counts(predicted, truth))

@@ -932,7 +932,9 @@ def held_out_parts(models, by: str = "clusters") -> list[tuple[list, list]]:
 def _held_out_f1(splits, params, setting, opt, deadline, parts=None) -> float:
     """Pooled pairwise F1 on the held-out parts of ``splits`` of the model
     trained with ``setting`` on the other parts (``parts``, a list, receives
-    each held-out world's ``cluster_contributions``)."""
+    each held-out world's ``eval.coref.cluster_contributions``)."""
+    from ..eval.coref import cluster_contributions
+
     tp = pp = gp = 0.0
     for train, held in splits:
         theta, _ = _train([_World(m) for m in train], params, setting, opt, deadline)
@@ -944,24 +946,6 @@ def _held_out_f1(splits, params, setting, opt, deadline, parts=None) -> float:
             if parts is not None:
                 parts.append(cluster_contributions(labels, w.gold))
     return f1_of((tp, pp, gp))
-
-
-def cluster_contributions(labels: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    """(3, gold clusters): each gold cluster's share of TP, predicted and gold
-    pairs (a predicted pair counted half for each of its records' gold
-    clusters); the columns sum to ``pair_counts``, so resampling gold clusters
-    resamples pairwise F1."""
-    g_codes, g = np.unique(gold, return_inverse=True)
-    _, lab = np.unique(labels, return_inverse=True)
-    key = lab.astype(np.int64) * len(g_codes) + g
-    _, kinv, kcnt = np.unique(key, return_inverse=True, return_counts=True)
-    first = np.zeros(len(kcnt), np.int64)
-    first[kinv] = g
-    tp = np.bincount(first, weights=kcnt * (kcnt - 1) / 2.0, minlength=len(g_codes))
-    psize = np.bincount(lab)[lab].astype(np.float64)
-    pp = np.bincount(g, weights=(psize - 1.0) / 2.0, minlength=len(g_codes))
-    gsize = np.bincount(g, minlength=len(g_codes)).astype(np.float64)
-    return np.vstack([tp, pp, gsize * (gsize - 1.0) / 2.0])
 
 
 def one_se_choice(names, contributions, order=SIMPLEST_FIRST, resamples: int = SE_RESAMPLES, seed: int = 0
