@@ -649,6 +649,10 @@ def test_pair_layer_carried_is_the_mean_of_the_cross_fitted_fits_or_a_refit(whic
         learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(_chains(n_ent=3, size=3),
                     mln=MLN.from_string(CHAIN_MODEL)), query_predicates=["Same"], method="samplerank",
                     inference="mh", pair_layer="mean")
+    with pytest.raises(OptionError, match="--linkage-rule applies to samplerank --inference agglomerative"):
+        learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(_chains(n_ent=3, size=3),
+                    mln=MLN.from_string(CHAIN_MODEL)), query_predicates=["Same"], method="samplerank",
+                    inference="mh", linkage_rule="best")
 
 
 def test_one_standard_error_rule_prefers_the_simplest_linkage_within_noise():

@@ -110,7 +110,7 @@ def learn_command(
     linkage_rule: Optional[str] = typer.Option(
         None, "--linkage-rule",
         help="samplerank --inference agglomerative: how the linkage is chosen on held-out training data: one-se "
-             "(default: the first of max, mean, sum, all within one standard error of the best) or best."),
+             "(default: the first of max, mean, sum, min, all within one standard error of the best) or best."),
     pair_layer: Optional[str] = typer.Option(
         None, "--pair-layer",
         help="samplerank --inference agglomerative, a model with a pair layer: the pair weights the learned model "

@@ -155,7 +155,7 @@ class MergeRankOptions:
     # chosen on held-out training data after the update rule: "all", or one kind alone ("max": the pair
     # scores' single link, LR + closure; "sum": correlation clustering; "mean": average link)
     linkage: str | tuple = ("all", "max", "sum", "mean")
-    # how the linkage is chosen among those: "one-se", the first in the order max, mean, sum, all (fewest weights,
+    # how the linkage is chosen among those: "one-se", the first in the order max, mean, sum, min, all (fewest weights,
     # the pair layer's own decision first) whose held-out pairwise F1 is within one standard error of the best's
     # (the paired difference's, over resamples of the held-out gold clusters); "best", the highest held-out F1
     linkage_rule: str = "one-se"
@@ -989,7 +989,8 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     """Learn ``theta`` on the training worlds ``models`` (built with
     ``truth=True``; a pair layer already fit): hyperparameters chosen on
     held-out parts — the update rule and its setting, then with it the
-    linkage family, then whether the set-level features are on — then the
+    linkage family (by ``linkage_rule``), then whether the set-level
+    features are on — then the
     chosen setting trained and calibrated on all."""
     opt = (options or MergeRankOptions()).check()
     start = time.perf_counter()
@@ -1378,7 +1379,7 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
                      "pair_layer_l2": pair_l2, "pair_layer_features": pair_set,
                      "pair_layer_learned": int(learn_p.sum()), "pair_layer": opt.pair_layer}
         say(f"pair layer: {int(learn_p.sum())} of {len(names_p)} formula weights ({pair_set}) by logistic "
-            f"regression over candidate pairs, cross-fitted over {len(parts)} parts, the model's "
+            f"regression over candidate pairs, cross-fitted over {len(parts)} parts; the model carries "
             + ("the mean of those fits" if opt.pair_layer == "mean" else "one fit on all parts")
             + f" (regularisation C {pair_l2}; "
             "held-out log-likelihood " + "; ".join(
