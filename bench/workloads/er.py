@@ -190,9 +190,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--systems", default="lr_closure,lr_cc,splink,mln")
     ap.add_argument("--json", default=None)
     ap.add_argument("--verbose", action="store_true", help="print the learner's progress")
+    ap.add_argument("--world-splits", choices=("one-out", "halves"), default=None,
+                    help="the learner's held-out splits of its training folds (default: the learner's)")
     args = ap.parse_args(argv)
-    global VERBOSE
+    global VERBOSE, WORLD_SPLITS
     VERBOSE = args.verbose
+    WORLD_SPLITS = args.world_splits
     root = Path(args.root)
     names = args.datasets.split(",") if args.datasets else sorted(p.name for p in root.iterdir()
                                                                   if (p / "records.csv").exists())
@@ -237,6 +240,7 @@ def main(argv: list[str] | None = None) -> None:
 TEMPLATE = REPO_ROOT / "examples" / "er" / "template.mln"
 META_COLUMNS = ("id", "source", "orig_id")
 VERBOSE = False      # the er layout's own columns, not fields
+WORLD_SPLITS = None  # the learner's held-out splits of the training folds (None: its default)
 
 
 def recipe_fields(ds: E.Dataset, members: np.ndarray):
@@ -305,7 +309,8 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
     mln = MLN.from_string(model_text)
     dbs = [Database.from_string(texts[k], mln=mln) for k in train]
     learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
-                          log=log if VERBOSE else None)
+                          log=log if VERBOSE else None,
+                          **({"world_splits": WORLD_SPLITS} if WORLD_SPLITS else {}))
     learn_s = time.perf_counter() - t0
     learn_cpu = time.process_time() - c0
     t1 = time.perf_counter()
@@ -325,7 +330,8 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
          "hyperparameters": {k: stats.get(k) for k in ("update", "epochs", "C", "l2", "linkage", "linkage_rule",
                                                         "linkage_held_out_best", "set_features",
                                                         "calibration_shift", "pair_layer_features",
-                                                        "pair_layer_l2", "pair_layer")},
+                                                        "pair_layer_l2", "pair_layer", "world_splits",
+                                                        "held_out_splits")},
          "train_pairwise_f1": stats.get("final_train_pairwise_f1"), "learn_s": learn_s, "learn_cpu_s": learn_cpu,
          "infer_s": infer_s, "infer_cpu_s": infer_cpu,
          "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,

@@ -111,6 +111,11 @@ def learn_command(
         None, "--linkage-rule",
         help="samplerank --inference agglomerative: how the linkage is chosen on held-out training data: one-se "
              "(default: the first of max, mean, sum, min, all within one standard error of the best) or best."),
+    world_splits: Optional[str] = typer.Option(
+        None, "--world-splits",
+        help="samplerank --inference agglomerative on two or more training worlds (-multipleDatabases): the "
+             "held-out choices' splits: one-out (default: with three or more worlds each held out in turn, trained "
+             "on the others) or halves (each half of the worlds held out in turn)."),
     pair_layer: Optional[str] = typer.Option(
         None, "--pair-layer",
         help="samplerank --inference agglomerative, a model with a pair layer: the pair weights the learned model "
@@ -179,7 +184,7 @@ def learn_command(
         dbs = [parse_db_files(list(db_paths), mln=mln)]
 
     options = dict(inference=inference, samples=samples, init=init, map_method=map_method, max_seconds=max_seconds,
-                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, pair_layer=pair_layer, linkage_rule=linkage_rule, steps=steps,
+                   final_samples=final_samples, average=average, expectations=expectations, loss=loss, update=update, linkage=linkage, held_out=held_out, pair_features=pair_features, set_features=set_features, pair_layer=pair_layer, linkage_rule=linkage_rule, world_splits=world_splits, steps=steps,
                    temperature=temperature, accept=accept, learning_rate=learning_rate, margin=margin, start=start)
     if method == "samplerank":
         options["log"] = lambda text: console.print(text)

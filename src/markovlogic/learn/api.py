@@ -45,7 +45,8 @@ _METHOD_OPTIONS = {
     "piecewise": {"subsets", "negatives", "max_examples"},
     "samplerank": {"loss", "update", "steps", "epochs", "temperature", "accept", "margin", "C", "learning_rate",
                    "proposals", "max_seconds", "average", "start", "init", "trace_every", "inference", "log",
-                   "linkage", "held_out", "pair_features", "set_features", "pair_layer", "linkage_rule"},
+                   "linkage", "held_out", "pair_features", "set_features", "pair_layer", "linkage_rule",
+                   "world_splits"},
 }
 
 
@@ -310,6 +311,8 @@ def _learn_model(
         if kwargs.pop("linkage_rule", None) is not None:
             raise OptionError("--linkage-rule applies to samplerank --inference agglomerative (a model with linkage "
                               "features)")
+        if kwargs.pop("world_splits", None) is not None:
+            raise OptionError("--world-splits applies to samplerank --inference agglomerative")
         if kwargs.pop("pair_layer", None) is not None:
             raise OptionError("--pair-layer applies to samplerank --inference agglomerative (a model with a pair "
                               "layer)")

@@ -46,12 +46,14 @@ linkage and set-level weights are learned as above with the pair scores
 fixed.
 
 Hyperparameters (the update rule, epochs, C, the logistic regularisation)
-are chosen on a held-out part of the training data (the training worlds,
-or halves of the single world: of its gold clusters, or with
-``held_out='components'`` of the connected components of its candidate
-graph, e.g. whole documents): each candidate is trained
-on one part, calibrated there, and scored by pairwise F1 on the other
-under agglomerative inference; the best is retrained on everything.
+are chosen on a held-out part of the training data (the training worlds:
+with ``world_splits='one-out'`` each of three or more held out in turn,
+trained on the others, with ``'halves'`` each half of them; or halves of
+the single world: of its gold clusters, or with ``held_out='components'``
+of the connected components of its candidate graph, e.g. whole
+documents): each candidate is trained on the other part(s), calibrated
+there, and scored by pairwise F1 on the held-out part under agglomerative
+inference; the best is retrained on everything.
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ UPDATES = {"perceptron": 0, "mira": 1, "logistic": 2}
 MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sampled beyond)
 FOLLOW = {"model": 0, "oracle": 1}
 HELD_OUT = ("clusters", "components")
+# the held-out splits of two or more training worlds: "one-out" (with three or more, each world held out in
+# turn, trained on all the others: fits closest to the returned model's) or "halves" (each half of the worlds
+# held out in turn); with two worlds both are the same two splits
+WORLD_SPLITS = ("one-out", "halves")
 # the pair layer a learned model carries: the mean of its cross-fitted fits' weights ("mean": the scores the
 # cluster layer was trained and calibrated on), or one fit on all the training parts ("refit")
 PAIR_LAYER = ("mean", "refit")
@@ -165,6 +171,8 @@ class MergeRankOptions:
     # of gold clusters leave out the other half's mentions, an easier problem whose calibrated threshold
     # over-merges on the whole: measured on GUM, examples/coref/README.md)
     held_out: str = "clusters"
+    # how two or more training worlds are split for the held-out choices (``WORLD_SPLITS``): "one-out" or "halves"
+    world_splits: str = "halves"
     # which pair formulas the pair layer may use, a grid chosen by the cross-fitted log-likelihood of the
     # training pairs' labels: "all", or "values" (similarities as values and exact comparisons, without the
     # formulas that threshold a similarity into bins: fewer weights, for small training data)
@@ -206,6 +214,8 @@ class MergeRankOptions:
             raise OptionError(f"pair layer must be one of {', '.join(PAIR_LAYER)}, got {self.pair_layer!r}")
         if self.held_out not in HELD_OUT:
             raise OptionError(f"held-out must be one of {', '.join(HELD_OUT)}, got {self.held_out!r}")
+        if self.world_splits not in WORLD_SPLITS:
+            raise OptionError(f"world splits must be one of {', '.join(WORLD_SPLITS)}, got {self.world_splits!r}")
         for v in _grid(self.set_features):
             if v not in SET_FEATURES:
                 raise OptionError(f"set features must be on or off, got {v!r}")
@@ -902,15 +912,21 @@ def _component_halves(model) -> tuple[np.ndarray, np.ndarray] | None:
     return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
-def held_out_parts(models, by: str = "clusters") -> list[tuple[list, list]]:
-    """Two (train, held-out) splits of the training worlds: the worlds
-    themselves when there are two or more (each half held out in turn),
-    else halves of the single world: of its gold clusters (``by='clusters'``)
-    or of the connected components of its candidate graph
-    (``by='components'``; halves of gold clusters when it has fewer than two
-    components with a gold pair)."""
+def held_out_parts(models, by: str = "clusters", worlds: str = "halves") -> list[tuple[list, list]]:
+    """(train, held-out) splits of the training worlds. With two or more
+    worlds, the worlds themselves: each world held out in turn, trained on the
+    others (``worlds='one-out'``, k splits of k worlds), or each half of the
+    worlds held out in turn (``worlds='halves'``; the same two splits when
+    there are two worlds). With one world, two splits of its halves: of its
+    gold clusters (``by='clusters'``) or of the connected components of its
+    candidate graph (``by='components'``; halves of gold clusters when it has
+    fewer than two components with a gold pair)."""
     from ..cluster.model import subset_model
 
+    if worlds not in WORLD_SPLITS:
+        raise OptionError(f"world splits must be one of {', '.join(WORLD_SPLITS)}, got {worlds!r}")
+    if len(models) >= 3 and worlds == "one-out":
+        return [([w for j, w in enumerate(models) if j != k], [models[k]]) for k in range(len(models))]
     if len(models) >= 2:
         half = len(models) // 2
         a, b = models[:half], models[half:]
@@ -1002,7 +1018,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
 
     def splits():
         if not cache:
-            cache.append(held_out_parts(models, opt.held_out))
+            cache.append(held_out_parts(models, opt.held_out, opt.world_splits))
         return cache[0]
 
     def row(setting, f, **extra):
@@ -1064,6 +1080,8 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
                  "linkage_rule": opt.linkage_rule if linkage_best is not None else None,
                  "linkage_held_out_best": linkage_best,
                  "held_out": opt.held_out,
+                 "world_splits": opt.world_splits if len(models) >= 2 else None,
+                 "held_out_splits": len(cache[0]) if cache else 0,
                  "selection": table, "seconds": time.perf_counter() - start,
                  "timed_out": deadline is not None and time.perf_counter() > deadline})
     return theta, info
@@ -1296,7 +1314,7 @@ def learn_merge_rank_options(kwargs: dict) -> MergeRankOptions:
                               f"choose one of {', '.join(UPDATES)}")
         out["update"] = kwargs["update"]
     for key in ("epochs", "C", "margin", "learning_rate", "average", "max_seconds", "linkage", "held_out",
-                "pair_features", "set_features", "pair_layer", "linkage_rule"):
+                "pair_features", "set_features", "pair_layer", "linkage_rule", "world_splits"):
         if kwargs.get(key) is not None:
             out[key] = kwargs[key]
     return MergeRankOptions(**out).check()
