@@ -721,15 +721,22 @@ def test_world_splits_leave_one_world_out_from_three_worlds():
     assert len(out) == 4
     for k, (train, held) in enumerate(out):
         assert held == [models[k]] and train == [m for j, m in enumerate(models) if j != k]
+    # more worlds than MAX_WORLD_SPLITS: five groups, each world held out exactly once
+    many = models + models[:3]
+    groups = held_out_parts(many, worlds="one-out")
+    assert len(groups) == 5
+    assert sorted(id(m) for _, held in groups for m in held) == sorted(id(m) for m in many)
+    assert all(len(train) + len(held) == len(many) for train, held in groups)
     halves = held_out_parts(models, worlds="halves")
     assert [len(t) for t, _ in halves] == [2, 2]
     with pytest.raises(OptionError, match="world splits must be one of"):
         held_out_parts(models, worlds="thirds")
     dbs = [Database.from_string(t, mln=mln) for t in texts[:3]]
-    for ws, n in (("one-out", 3), ("halves", 2)):
+    for ws, n in ((None, 3), ("halves", 2)):      # the default is one-out
         learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
-                              update="mira", epochs=2, world_splits=ws)
-        assert learned.result.stats["world_splits"] == ws and learned.result.stats["held_out_splits"] == n
+                              update="mira", epochs=2, **({"world_splits": ws} if ws else {}))
+        assert learned.result.stats["world_splits"] == (ws or "one-out")
+        assert learned.result.stats["held_out_splits"] == n
     with pytest.raises(OptionError, match="world splits must be one of"):
         learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
                     world_splits="thirds")

@@ -115,7 +115,8 @@ def learn_command(
         None, "--world-splits",
         help="samplerank --inference agglomerative on two or more training worlds (-multipleDatabases): the "
              "held-out choices' splits: one-out (default: with three or more worlds each held out in turn, trained "
-             "on the others) or halves (each half of the worlds held out in turn)."),
+             "on the others; beyond five worlds, five groups of them) or halves (each half of the worlds held out "
+             "in turn)."),
     pair_layer: Optional[str] = typer.Option(
         None, "--pair-layer",
         help="samplerank --inference agglomerative, a model with a pair layer: the pair weights the learned model "

@@ -48,7 +48,8 @@ fixed.
 Hyperparameters (the update rule, epochs, C, the logistic regularisation)
 are chosen on a held-out part of the training data (the training worlds:
 with ``world_splits='one-out'`` each of three or more held out in turn,
-trained on the others, with ``'halves'`` each half of them; or halves of
+trained on the others (beyond five worlds, five groups of them), with
+``'halves'`` each half of them; or halves of
 the single world: of its gold clusters, or with ``held_out='components'``
 of the connected components of its candidate graph, e.g. whole
 documents): each candidate is trained on the other part(s), calibrated
@@ -75,9 +76,11 @@ MAX_EXAMPLES = 200_000      # merges a logistic fit reads (the wrong ones sample
 FOLLOW = {"model": 0, "oracle": 1}
 HELD_OUT = ("clusters", "components")
 # the held-out splits of two or more training worlds: "one-out" (with three or more, each world held out in
-# turn, trained on all the others: fits closest to the returned model's) or "halves" (each half of the worlds
-# held out in turn); with two worlds both are the same two splits
+# turn, trained on all the others: fits closest to the returned model's; beyond MAX_WORLD_SPLITS worlds, that many
+# groups of them) or "halves" (each half of the worlds held out in turn); with two worlds both are the same splits.
+# Adopted as the default on 2026-11-28 by a rule written before its development check (examples/er/README.md)
 WORLD_SPLITS = ("one-out", "halves")
+MAX_WORLD_SPLITS = 5        # "one-out" over more worlds holds out this many groups of them (five fits per choice)
 # the pair layer a learned model carries: the mean of its cross-fitted fits' weights ("mean": the scores the
 # cluster layer was trained and calibrated on), or one fit on all the training parts ("refit")
 PAIR_LAYER = ("mean", "refit")
@@ -172,7 +175,7 @@ class MergeRankOptions:
     # over-merges on the whole: measured on GUM, examples/coref/README.md)
     held_out: str = "clusters"
     # how two or more training worlds are split for the held-out choices (``WORLD_SPLITS``): "one-out" or "halves"
-    world_splits: str = "halves"
+    world_splits: str = "one-out"
     # which pair formulas the pair layer may use, a grid chosen by the cross-fitted log-likelihood of the
     # training pairs' labels: "all", or "values" (similarities as values and exact comparisons, without the
     # formulas that threshold a similarity into bins: fewer weights, for small training data)
@@ -912,10 +915,12 @@ def _component_halves(model) -> tuple[np.ndarray, np.ndarray] | None:
     return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
-def held_out_parts(models, by: str = "clusters", worlds: str = "halves") -> list[tuple[list, list]]:
+def held_out_parts(models, by: str = "clusters", worlds: str = "one-out") -> list[tuple[list, list]]:
     """(train, held-out) splits of the training worlds. With two or more
     worlds, the worlds themselves: each world held out in turn, trained on the
-    others (``worlds='one-out'``, k splits of k worlds), or each half of the
+    others (``worlds='one-out'``, k splits of k worlds; with more than
+    ``MAX_WORLD_SPLITS`` worlds, that many groups of consecutive worlds, each
+    held out in turn), or each half of the
     worlds held out in turn (``worlds='halves'``; the same two splits when
     there are two worlds). With one world, two splits of its halves: of its
     gold clusters (``by='clusters'``) or of the connected components of its
@@ -926,7 +931,13 @@ def held_out_parts(models, by: str = "clusters", worlds: str = "halves") -> list
     if worlds not in WORLD_SPLITS:
         raise OptionError(f"world splits must be one of {', '.join(WORLD_SPLITS)}, got {worlds!r}")
     if len(models) >= 3 and worlds == "one-out":
-        return [([w for j, w in enumerate(models) if j != k], [models[k]]) for k in range(len(models))]
+        # each world held out in turn; beyond MAX_WORLD_SPLITS worlds, as many groups of consecutive worlds
+        groups = np.array_split(np.arange(len(models)), min(len(models), MAX_WORLD_SPLITS))
+        out = []
+        for g in groups:
+            held = set(g.tolist())
+            out.append(([w for j, w in enumerate(models) if j not in held], [models[j] for j in g]))
+        return out
     if len(models) >= 2:
         half = len(models) // 2
         a, b = models[:half], models[half:]
