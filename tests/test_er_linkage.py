@@ -737,6 +737,9 @@ def test_world_splits_leave_one_world_out_from_three_worlds():
                               update="mira", epochs=2, **({"world_splits": ws} if ws else {}))
         assert learned.result.stats["world_splits"] == (ws or "one-out")
         assert learned.result.stats["held_out_splits"] == n
+    single = learn_model(mln, Database.from_string(_chains(seed=5, n_ent=8, size=4), mln=mln),
+                         query_predicates=["Same"], method="samplerank", update="mira", epochs=2)
+    assert single.result.stats["world_splits"] is None and single.result.stats["held_out_splits"] == 2
     with pytest.raises(OptionError, match="world splits must be one of"):
         learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
                     world_splits="thirds")

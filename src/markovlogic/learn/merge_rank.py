@@ -1420,6 +1420,8 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
     if not params.learnable.any():
         raise LearningError("no learnable weight: every formula and feature of the cluster layer is fixed ('@')")
     theta, info = learn_merges(train_models, params, opt, log=say)
+    # one world's halves are two parts, not worlds: the option applies to two or more training worlds only
+    info["world_splits"] = opt.world_splits if len(models) >= 2 else None
     say(f"chosen: update {info['update']}, epochs {info['epochs']}, linkage {info['linkage']}, set-level features "
         f"{info['set_features']}; training pairwise F1 {info['train_f1']:.4f} "
         f"(calibration shift {info.get('calibration_shift', 0.0):+.3f})")
