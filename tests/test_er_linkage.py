@@ -733,8 +733,10 @@ def test_world_splits_leave_one_world_out_from_three_worlds():
         held_out_parts(models, worlds="thirds")
     dbs = [Database.from_string(t, mln=mln) for t in texts[:3]]
     for ws, n in ((None, 3), ("halves", 2)):      # the default is one-out
+        logs = []
         learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
-                              update="mira", epochs=2, **({"world_splits": ws} if ws else {}))
+                              update="mira", epochs=2, log=logs.append, **({"world_splits": ws} if ws else {}))
+        assert any(f"held-out choices on {n} splits of 3 training part(s)" in line for line in logs)
         assert learned.result.stats["world_splits"] == (ws or "one-out")
         assert learned.result.stats["held_out_splits"] == n
     single = learn_model(mln, Database.from_string(_chains(seed=5, n_ent=8, size=4), mln=mln),

@@ -1030,6 +1030,9 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
     def splits():
         if not cache:
             cache.append(held_out_parts(models, opt.held_out, opt.world_splits))
+            if log is not None:
+                log(f"  held-out choices on {len(cache[0])} splits of {len(models)} training part(s), each part "
+                    "held out once" + (" (the others trained on)" if len(cache[0]) > 2 else ""))
         return cache[0]
 
     def row(setting, f, **extra):
