@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from markovlogic.eval.coref import cluster_contributions
+
 PROTOCOL = {
     "restaurants": {"main": ["name"], "block": ["name", "street"]},
     "abt_buy": {"main": ["name"], "block": ["name"]},
@@ -299,14 +301,6 @@ def scores(labels: np.ndarray, gold: np.ndarray) -> dict:
     p, r, f = prf(tp, pp, gp)
     return {"pairwise_precision": p, "pairwise_recall": r, "pairwise_f1": f, "b3_f1": b3_f1(labels, gold),
             "tp": tp, "pp": pp, "gp": gp, "per_gold_cluster": cluster_contributions(labels, gold).tolist()}
-
-
-def cluster_contributions(labels: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    """Each gold cluster's share of TP, predicted and gold pairs
-    (``markovlogic.eval.coref.cluster_contributions``)."""
-    from markovlogic.eval.coref import cluster_contributions as contributions
-
-    return contributions(labels, gold)
 
 
 def bootstrap_difference(a: list, b: list, n: int = 2000, seed: int = 0) -> dict:

@@ -36,3 +36,18 @@ def test_febrl_written_in_the_er_layout_and_loadable(tmp_path, monkeypatch):
     stamp = (out / "records.csv").stat().st_mtime_ns
     er_febrl.make(tmp_path, ["febrl3"])
     assert (out / "records.csv").stat().st_mtime_ns == stamp
+
+
+def test_febrl_cut_into_k_folds_by_entity(tmp_path, monkeypatch, capsys):
+    import pytest
+
+    monkeypatch.setattr(er_febrl, "_csv_text", lambda name: CSV)
+    (out,) = er_febrl.make(tmp_path, ["febrl3"], n_folds=2)
+    ds = E.load(out)
+    assert set(ds.fold.tolist()) <= {1, 2} and len(set(ds.fold.tolist())) == 2
+    for c in np.unique(ds.cluster):
+        assert len(np.unique(ds.fold[ds.cluster == c])) == 1
+    with pytest.raises(SystemExit) as e:
+        er_febrl.main(["--folds", "1", "--out", str(tmp_path / "x")])
+    assert e.value.code == 2 and "--folds must be at least 2" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -1094,7 +1094,6 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
                  "linkage_rule": opt.linkage_rule if linkage_best is not None else None,
                  "linkage_held_out_best": linkage_best,
                  "held_out": opt.held_out,
-                 "world_splits": opt.world_splits if len(models) >= 2 else None,
                  "held_out_splits": len(cache[0]) if cache else 0,
                  "selection": table, "seconds": time.perf_counter() - start,
                  "timed_out": deadline is not None and time.perf_counter() > deadline})
