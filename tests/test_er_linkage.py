@@ -749,3 +749,16 @@ def test_world_splits_leave_one_world_out_from_three_worlds():
         learn_model(MLN.from_string(CHAIN_MODEL), Database.from_string(_chains(n_ent=3, size=3),
                     mln=MLN.from_string(CHAIN_MODEL)), query_predicates=["Same"], method="samplerank",
                     inference="mh", world_splits="one-out")
+
+
+@pytest.mark.parametrize("key", ["linkage", "held_out", "set_features", "linkage_rule", "world_splits", "pair_layer",
+                                 "pair_features"])
+def test_mh_samplerank_refuses_every_merge_ranking_option_by_name(key):
+    from markovlogic.learn.api import AGGLOMERATIVE_ONLY
+
+    assert key in AGGLOMERATIVE_ONLY
+    mln = MLN.from_string(CHAIN_MODEL)
+    db = Database.from_string(_chains(n_ent=3, size=3), mln=mln)
+    flag = "--" + key.replace("_", "-")
+    with pytest.raises(OptionError, match=f"^{flag} applies to samplerank --inference agglomerative"):
+        learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="mh", **{key: "x"})

@@ -50,6 +50,13 @@ _METHOD_OPTIONS = {
 }
 
 
+# samplerank's options for the merge-ranking learner (--inference agglomerative) alone, refused by the MH chain,
+# with what the model needs for them
+AGGLOMERATIVE_ONLY = {"linkage": "a model with linkage features", "held_out": "", "set_features": "",
+                      "linkage_rule": "a model with linkage features", "world_splits": "",
+                      "pair_layer": "a model with a pair layer", "pair_features": "a model with a pair layer"}
+
+
 @dataclass
 class LearnedModel:
     mln: "MLN"                      # the model with learned weights
@@ -301,24 +308,10 @@ def _learn_model(
                                  "--inference out)"))
         if kind != "clusters" and inference is not None:
             raise OptionError("--inference applies to samplerank over an equivalence predicate (agglomerative or mh)")
-        if kwargs.pop("linkage", None) is not None:
-            raise OptionError("--linkage applies to samplerank --inference agglomerative (a model with linkage "
-                              "features)")
-        if kwargs.pop("held_out", None) is not None:
-            raise OptionError("--held-out applies to samplerank --inference agglomerative")
-        if kwargs.pop("set_features", None) is not None:
-            raise OptionError("--set-features applies to samplerank --inference agglomerative")
-        if kwargs.pop("linkage_rule", None) is not None:
-            raise OptionError("--linkage-rule applies to samplerank --inference agglomerative (a model with linkage "
-                              "features)")
-        if kwargs.pop("world_splits", None) is not None:
-            raise OptionError("--world-splits applies to samplerank --inference agglomerative")
-        if kwargs.pop("pair_layer", None) is not None:
-            raise OptionError("--pair-layer applies to samplerank --inference agglomerative (a model with a pair "
-                              "layer)")
-        if kwargs.pop("pair_features", None) is not None:
-            raise OptionError("--pair-features applies to samplerank --inference agglomerative (a model with a "
-                              "pair layer)")
+        for key, needs in AGGLOMERATIVE_ONLY.items():
+            if kwargs.pop(key, None) is not None:
+                raise OptionError(f"--{key.replace('_', '-')} applies to samplerank --inference agglomerative"
+                                  + (f" ({needs})" if needs else ""))
         options_sr = SampleRankOptions(**kwargs).check()
         _check_truth(dbs, chosen, multiple_databases)
         if kind == "clusters":
