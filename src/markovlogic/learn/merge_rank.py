@@ -808,9 +808,8 @@ def _calibrate(worlds, theta, params) -> tuple[np.ndarray, float, float]:
     shifts every merge's score alike, so greedy search with the shift takes a
     prefix of the merges it takes without stopping, one run per world
     (``merge_sequence``). Of the shifts with the best F1, the middle one."""
-    base = _pooled_f1(worlds, theta, params)
     if params.const < 0 or not params.learnable[params.const]:
-        return theta, base, 0.0
+        return theta, _pooled_f1(worlds, theta, params), 0.0
     seqs = [_sequence(w, theta, params) for w in worlds]
     prefix_min = [np.minimum.accumulate(d) if len(d) else d for d, *_ in seqs]
     values = np.unique(np.concatenate([pm for pm in prefix_min if len(pm)] + [np.zeros(1)]))
@@ -1035,13 +1034,28 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
                     "held out once" + (" (the others trained on)" if len(cache[0]) > 2 else ""))
         return cache[0]
 
+    memo = {}
+
+    def held_out(pv, setting, parts=None):
+        # the same (setting, learnable weights, initial weights) is evaluated once: the linkage grid's "all" is
+        # the update-rule grid's chosen model, and the set-level grid's "on" the chosen linkage (training is
+        # deterministic: seeded walks, so a repeat would give the same F1 and contributions)
+        key = (setting, pv.learnable.tobytes(), pv.initial.tobytes())
+        if key not in memo:
+            got = []
+            memo[key] = (_held_out_f1(splits(), pv, setting, opt, deadline, parts=got), got)
+        f, got = memo[key]
+        if parts is not None:
+            parts.extend(got)
+        return f
+
     def row(setting, f, **extra):
         table.append({"update": setting[0], "epochs": setting[1], "C": setting[2], "l2": setting[3], **extra,
                       "held_out_f1": f, "seconds": time.perf_counter() - start})
 
     if opt.select and len(settings) > 1:
         for setting in settings:
-            f = _held_out_f1(splits(), params, setting, opt, deadline)
+            f = held_out(params, setting)
             row(setting, f)
             if log is not None:
                 log(f"  held-out pairwise F1 {f:.4f}: update {setting[0]}, epochs {setting[1]}"
@@ -1065,7 +1079,7 @@ def learn_merges(models, params, options: MergeRankOptions | None = None, *, log
             scored, contributions = [], []
             for v, pv in options_k:
                 parts = []
-                f = _held_out_f1(splits(), pv, chosen, opt, deadline, parts=parts)
+                f = held_out(pv, chosen, parts)
                 scored.append(f)
                 contributions.append(parts)
                 row(chosen, f, **{k: w for k, w in picked.items()}, **{key: v})
@@ -1185,17 +1199,22 @@ def pair_feature_masks(formula_of, mln, n_params: int) -> dict[str, np.ndarray]:
     return {"all": np.ones(n_params, bool), "values": ~binned}
 
 
-def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tuple[float, dict]:
+def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2, *, fits: dict | None = None
+                   ) -> tuple[float, dict]:
     """The pair layer's regularisation with the best cross-fitted
     log-likelihood of the candidate pairs' labels (each part scored by the
     model fit on the others); a best value at the grid's edge extends the
-    search past it (Cora SameBib and cddb chose the smallest of the grid)."""
+    search past it (Cora SameBib and cddb chose the smallest of the grid).
+    ``fits``, a dict, receives per value the fits on each part's others."""
     n_params = len(initial)
     designs = [_pair_design(m, param, coef, n_params) for m in parts]
     table = {}
 
     def score(l2):
-        table[l2] = cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2)
+        thetas = []
+        table[l2] = cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2, fits=thetas)
+        if fits is not None:
+            fits[l2] = thetas
 
     for l2 in grid:
         score(l2)
@@ -1214,48 +1233,58 @@ def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2) -> tupl
     return best, dict(sorted(table.items()))
 
 
-def cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2: float) -> float:
+def cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2: float, *,
+                                fits: list | None = None) -> float:
     """The log-likelihood of each part's candidate-pair labels under the pair
-    layer fit on the other parts, summed."""
+    layer fit on the other parts, summed (``designs``: the parts' (x, y));
+    ``fits``, a list, receives each part's fit."""
     ll = 0.0
     for k, (x, y) in enumerate(designs):
-        others = [p for j, p in enumerate(parts) if j != k]
-        th = fit_pair_layer(others, param, coef, initial, learnable, l2)
+        others = [d for j, d in enumerate(designs) if j != k]
+        th = fit_pair_layer(None, param, coef, initial, learnable, l2, designs=others)
+        if fits is not None:
+            fits.append(th)
         s = x @ th
         ll += float(np.sum(y * s - np.logaddexp(0.0, s)))
     return ll
 
 
-def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choices) -> tuple[str, float, dict]:
+def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choices, *, fits: dict | None = None
+                      ) -> tuple[str, float, dict]:
     """The pair features (a key of ``masks``) and regularisation with the best
     cross-fitted log-likelihood; a formula outside the chosen set has weight 0
-    (its initial weight when it is fixed). Returns (choice, C, {choice: {C: ll}})."""
+    (its initial weight when it is fixed). Returns (choice, C, {choice: {C: ll}});
+    ``fits``, a dict, receives the chosen pair's fit on each part's others."""
     tables, best = {}, None
     for name in _grid(choices):
         lm = learnable & masks[name]
         init = np.where(learnable & ~masks[name], 0.0, initial)
         if name != "all" and "all" in tables and lm.sum() == learnable.sum():
             continue                    # the same model as "all"
-        c, table = choose_pair_l2(parts, param, coef, init, lm)
+        got = {}
+        c, table = choose_pair_l2(parts, param, coef, init, lm, fits=got)
         tables[name] = table
         if best is None or table[c] > best[2]:
             best = (name, c, table[c])
+            if fits is not None:
+                fits.clear()
+                fits.update({"choice": name, "l2": c, "thetas": got[c]})
     return best[0], best[1], tables
 
 
-def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0) -> np.ndarray:
+def fit_pair_layer(models, param, coef, initial, learnable, l2: float = 1.0, *, designs=None) -> np.ndarray:
     """The pair formulas' weights as an L2 logistic regression of "same
     entity" over the candidate pairs of ``models`` (a constant column, the
     prior ``!P(x, y)``, is the intercept), on standardised columns; ``l2``
-    is the inverse strength (scikit-learn's C)."""
+    is the inverse strength (scikit-learn's C). ``designs``: the models'
+    ``(x, y)`` already built (then ``models`` is not read)."""
     from scipy.optimize import minimize
 
     n_params = len(initial)
-    xs, ys = [], []
-    for m in models:
-        x, y = _pair_design(m, param, coef, n_params)
-        xs.append(x)
-        ys.append(y)
+    if designs is None:
+        designs = [_pair_design(m, param, coef, n_params) for m in models]
+    xs = [x for x, _ in designs]
+    ys = [y for _, y in designs]
     x = np.vstack(xs) if xs else np.zeros((0, n_params))
     y = np.concatenate(ys) if ys else np.zeros(0)
     if len(y) == 0 or y.min() == y.max():
@@ -1391,14 +1420,16 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
             parts = [p for p, _ in held_out_parts(models, opt.held_out)]
             parts = [parts[0][0], parts[1][0]]
         masks = pair_feature_masks(formula_of_p, cm, len(names_p))
+        chosen_fits = {}
         pair_set, pair_l2, tables = choose_pair_layer(parts, param_p, coef_p, init_p, learn_p, masks,
-                                                      opt.pair_features)
+                                                      opt.pair_features, fits=chosen_fits)
         init_p = np.where(learn_p & ~masks[pair_set], 0.0, init_p)
         learn_p = learn_p & masks[pair_set]
         fits = []
         for k, part in enumerate(parts):
             others = [p for j, p in enumerate(parts) if j != k]
-            th = fit_pair_layer(others, param_p, coef_p, init_p, learn_p, pair_l2)
+            # the fit on the others, made while choosing (the same data and options, so the same weights)
+            th = chosen_fits["thetas"][k]
             apply_pair_layer(part, th, param_p, coef_p)
             fits.append(th)
         if opt.pair_layer == "mean":
