@@ -762,3 +762,24 @@ def test_mh_samplerank_refuses_every_merge_ranking_option_by_name(key):
     flag = "--" + key.replace("_", "-")
     with pytest.raises(OptionError, match=f"^{flag} applies to samplerank --inference agglomerative"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="mh", **{key: "x"})
+
+
+def test_held_out_splits_on_threads_give_the_serial_answer():
+    """The held-out choices' splits run on the call's threads (``threads=``):
+    with one thread or two, the same selection table, hyperparameters and
+    weights, bit for bit."""
+    mln = MLN.from_string(CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n"
+                          "0 link sum(x, y in Same: score(x, y))\n0 size(Same) > 0\n")
+    texts = [_chains(seed=s, n_ent=4, size=4) for s in range(4)]
+    results = []
+    for threads in (1, 2):
+        dbs = [Database.from_string(t, mln=mln) for t in texts]
+        learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
+                              threads=threads)
+        stats = learned.result.stats
+        table = [{k: v for k, v in row.items() if k != "seconds"} for row in learned.result.selection]
+        results.append((table, stats["update"], stats["linkage"], stats["held_out_splits"],
+                         [(f.kind, f.weight) for f in learned.mln.set_features],
+                         [f.weight for f in learned.mln.formulas]))
+    assert results[0][3] == 4
+    assert results[0] == results[1]

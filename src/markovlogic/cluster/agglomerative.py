@@ -86,7 +86,7 @@ def _seed_heap(md, st, sc, version, seen, heap, threshold):
     return stamp
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def agglomerate(md, st, sc, max_merges):
     """Greedy merges until none raises the score (or ``max_merges``); returns
     (merges, total gain)."""
@@ -158,7 +158,7 @@ def _gain_pairs(st, A, B, gold, cnt, buf):
     return tp, float(ka) * float(kb)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def merge_sequence(md, st, sc, gold, n_gold, deltas, tps, pps, tp0, pp0, gp):
     """Greedy agglomerative search run to the end: the best merge is taken
     whatever its score (hard constraints still hold), and each step's score,

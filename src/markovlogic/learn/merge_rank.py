@@ -421,7 +421,7 @@ def _update(theta, g, v, learnable, update, margin, C, rate):
     return True
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def walk(md, st, sc, theta, theta_sum, learnable, q_param, q_coef, sf_param, lk_param, gold, n_gold,
          learn, update, follow, margin, C, rate, collect, inst_f, inst_g, stats, gold_pairs):
     """One walk of greedy agglomerative search on a training world from the
@@ -960,17 +960,27 @@ def _held_out_f1(splits, params, setting, opt, deadline, parts=None) -> float:
     trained with ``setting`` on the other parts (``parts``, a list, receives
     each held-out world's ``eval.coref.cluster_contributions``)."""
     from ..eval.coref import cluster_contributions
+    from ..parallel.tasks import each
 
-    tp = pp = gp = 0.0
-    for train, held in splits:
+    def one(split):
+        # a split's own worlds (weight arrays and states): the splits run on the current call's threads (the
+        # walks and the search are nogil kernels); the sums below are in split order, so the thread count
+        # changes no result
+        train, held = split
         theta, _ = _train([_World(m) for m in train], params, setting, opt, deadline)
+        out = []
         for m in held:
             w = _World(m)
             labels = w.labels(theta, params)
-            a, b, c = pair_counts(labels, w.gold)
+            out.append((pair_counts(labels, w.gold), cluster_contributions(labels, w.gold)))
+        return out
+
+    tp = pp = gp = 0.0
+    for got in each(one, splits):
+        for (a, b, c), contribution in got:
             tp, pp, gp = tp + a, pp + b, gp + c
             if parts is not None:
-                parts.append(cluster_contributions(labels, w.gold))
+                parts.append(contribution)
     return f1_of((tp, pp, gp))
 
 
