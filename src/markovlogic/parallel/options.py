@@ -138,8 +138,9 @@ def pop_options(options: dict) -> ParallelOptions:
 
 
 # the command line's help, shared by ``mln infer`` and ``mln learn``
-THREADS_HELP = ("Threads on this machine (default: its cores; 1: the serial path). Components, tries, chains "
-                "and training databases run in parallel; DuckDB grounds with as many threads.")
+THREADS_HELP = ("Threads on this machine (default: its cores; 1: the serial path). Components, tries, chains, "
+                "training databases and the merge-ranking learner's held-out splits run in parallel; DuckDB "
+                "grounds with as many threads.")
 RAY_HELP = ("Run on a Ray cluster: 'auto' (the cluster this machine belongs to), HOST:PORT or ray://HOST:PORT "
             "(its head node), or 'local' (start a local cluster). Grounding is partitioned by template into "
             "Parquet parts, components are solved on the workers (pip install 'markovlogic[ray]').")
