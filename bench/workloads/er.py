@@ -19,7 +19,7 @@ log-odds plus an offset, greedy correlation clustering, non-candidate pairs
 -5), ``splink`` (Splink 5, unsupervised, where installed), ``mln`` (the
 recipe).
 
-Last run (2026-11-28 09:00-09:36 UTC, about 40 minutes wall two datasets at a
+Last run (2026-11-28 09:55-10:34 UTC, about 40 minutes wall two datasets at a
 time: the five ``er/`` datasets on folds 1-3, Cora's three
 on all five folds with ``--folds 1-5``, the pair layer the mean of its
 cross-fitted fits, the linkage chosen by the one-standard-error rule, and,

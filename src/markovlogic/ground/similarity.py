@@ -108,6 +108,11 @@ def owner_type(call: SimilarityCall, predicates) -> str:
     return predicates[call.path[0]].arg_types[0]
 
 
+# a sum of squared TF-IDF weights that is exact: DECIMAL terms (each rounded to 18 places) add without rounding, so
+# the result is the same whatever order DuckDB's join delivers the terms in (a DOUBLE sum's last bits depend on it)
+EXACT_DOT = "sum((df.w * df.w)::DECIMAL(38, 18))::DOUBLE"
+
+
 class SimilarityTables:
     """The derived tables of one store, built on first use."""
 
@@ -168,25 +173,23 @@ class SimilarityTables:
         cand = self.candidates.get(self._owner_type(path))
         table = f"sim_p_{len(self._tables)}"
         if family == "set":
-            # the TF-IDF sums add DECIMAL terms (each product rounded to 18 places): exact, so the same whatever
-            # order the join delivers a pair's shared words in (a DOUBLE sum's last bits depend on that order,
-            # which varies between runs and would make learning on these values irreproducible)
+            # the TF-IDF sums are exact (EXACT_DOT): the same bits in every build, as learning needs to be reproducible
             if cand is None:
                 est = store.con.execute(
                     f"SELECT coalesce(sum(c * c), 0) FROM (SELECT count(*) AS c FROM {elem} GROUP BY e)"
                 ).fetchall()[0][0]
                 self._check_size(path, est)
-                shared = (f"SELECT x.o AS a, y.o AS b, count(*)::DOUBLE AS shared, sum((df.w * df.w)::DECIMAL(38, 18))::DOUBLE AS dot "
+                shared = (f"SELECT x.o AS a, y.o AS b, count(*)::DOUBLE AS shared, {EXACT_DOT} AS dot "
                           f"FROM {elem} x JOIN {elem} y ON x.e = y.e JOIN df ON df.e = x.e GROUP BY x.o, y.o")
             else:
-                shared = (f"SELECT c.a, c.b, count(*)::DOUBLE AS shared, sum((df.w * df.w)::DECIMAL(38, 18))::DOUBLE AS dot FROM {cand} c "
+                shared = (f"SELECT c.a, c.b, count(*)::DOUBLE AS shared, {EXACT_DOT} AS dot FROM {cand} c "
                           f"JOIN {elem} x ON x.o = c.a JOIN {elem} y ON y.o = c.b AND y.e = x.e "
                           f"JOIN df ON df.e = x.e GROUP BY c.a, c.b")
             store.con.execute(
                 f"CREATE OR REPLACE TEMP TABLE {table} AS "
                 f"WITH n AS (SELECT count(DISTINCT o)::DOUBLE AS n FROM {elem}), "
                 f"df AS (SELECT e, ln((1 + (SELECT n FROM n)) / (1 + count(*))) + 1 AS w FROM {elem} GROUP BY e), "
-                f"sz AS (SELECT x.o, count(*)::DOUBLE AS n, sqrt(sum((df.w * df.w)::DECIMAL(38, 18))::DOUBLE) AS norm FROM {elem} x "
+                f"sz AS (SELECT x.o, count(*)::DOUBLE AS n, sqrt({EXACT_DOT}) AS norm FROM {elem} x "
                 f"JOIN df ON df.e = x.e GROUP BY x.o), "
                 f"sh AS ({shared}) "
                 f"SELECT sh.a, sh.b, sh.shared, sh.shared / (za.n + zb.n - sh.shared) AS jac, "
