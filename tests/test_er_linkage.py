@@ -588,7 +588,7 @@ def test_choose_pair_layer_takes_the_best_cross_fitted_likelihood():
     assert (best[1], best[2]) == (name, C)
     designs = [_pair_design(m, param, coef, len(init)) for m in parts]
     lm = learnable & masks[name]
-    again = cross_fitted_log_likelihood(parts, designs, param, coef, np.where(lm, init, 0.0), lm, C)
+    again = cross_fitted_log_likelihood(designs, np.where(lm, init, 0.0), lm, C)
     assert again == pytest.approx(tables[name][C])
 
 
@@ -764,18 +764,41 @@ def test_mh_samplerank_refuses_every_merge_ranking_option_by_name(key):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", inference="mh", **{key: "x"})
 
 
-def test_held_out_splits_on_threads_give_the_serial_answer():
+def test_held_out_splits_on_threads_give_the_serial_answer(monkeypatch):
     """The held-out choices' splits run on the call's threads (``threads=``):
     with one thread or two, the same selection table, hyperparameters and
-    weights, bit for bit."""
+    weights, bit for bit; and no (setting, weights) is evaluated on them twice
+    (the linkage grid's "all" is the update-rule grid's chosen model)."""
+    from markovlogic.learn import merge_rank
+    from markovlogic.parallel import tasks
+
+    mapped, evaluated = [], []
+
+    class Recording(tasks.ThreadExecutor):
+        def map(self, fn, args):
+            mapped.append((self.workers, len(list(args))))
+            return super().map(fn, args)
+
+    real = merge_rank._held_out_f1
+
+    def counted(splits, params, setting, *a, **k):
+        evaluated.append((setting, params.learnable.tobytes(), params.initial.tobytes()))
+        return real(splits, params, setting, *a, **k)
+
+    monkeypatch.setattr(tasks, "ThreadExecutor", Recording)
+    monkeypatch.setattr(merge_rank, "_held_out_f1", counted)
     mln = MLN.from_string(CHAIN_MODEL + "0 link max(x, y in Same: score(x, y))\n"
                           "0 link sum(x, y in Same: score(x, y))\n0 size(Same) > 0\n")
     texts = [_chains(seed=s, n_ent=4, size=4) for s in range(4)]
     results = []
     for threads in (1, 2):
         dbs = [Database.from_string(t, mln=mln) for t in texts]
+        mapped.clear()
+        evaluated.clear()
         learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
                               threads=threads)
+        assert (threads, 4) in mapped               # the four held-out splits, on the call's threads
+        assert len(evaluated) == len(set(evaluated)) > 1
         stats = learned.result.stats
         table = [{k: v for k, v in row.items() if k != "seconds"} for row in learned.result.selection]
         results.append((table, stats["update"], stats["linkage"], stats["held_out_splits"],

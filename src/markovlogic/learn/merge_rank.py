@@ -1222,7 +1222,7 @@ def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2, *, fits
 
     def score(l2):
         thetas = []
-        table[l2] = cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2, fits=thetas)
+        table[l2] = cross_fitted_log_likelihood(designs, initial, learnable, l2, fits=thetas)
         if fits is not None:
             fits[l2] = thetas
 
@@ -1243,15 +1243,14 @@ def choose_pair_l2(parts, param, coef, initial, learnable, grid=PAIR_L2, *, fits
     return best, dict(sorted(table.items()))
 
 
-def cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable, l2: float, *,
-                                fits: list | None = None) -> float:
+def cross_fitted_log_likelihood(designs, initial, learnable, l2: float, *, fits: list | None = None) -> float:
     """The log-likelihood of each part's candidate-pair labels under the pair
-    layer fit on the other parts, summed (``designs``: the parts' (x, y));
-    ``fits``, a list, receives each part's fit."""
+    layer fit on the other parts, summed (``designs``: the parts' (x, y), from
+    ``_pair_design``); ``fits``, a list, receives each part's fit."""
     ll = 0.0
     for k, (x, y) in enumerate(designs):
         others = [d for j, d in enumerate(designs) if j != k]
-        th = fit_pair_layer(None, param, coef, initial, learnable, l2, designs=others)
+        th = fit_pair_layer(None, None, None, initial, learnable, l2, designs=others)
         if fits is not None:
             fits.append(th)
         s = x @ th
@@ -1259,12 +1258,12 @@ def cross_fitted_log_likelihood(parts, designs, param, coef, initial, learnable,
     return ll
 
 
-def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choices, *, fits: dict | None = None
+def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choices, *, fits: list | None = None
                       ) -> tuple[str, float, dict]:
     """The pair features (a key of ``masks``) and regularisation with the best
     cross-fitted log-likelihood; a formula outside the chosen set has weight 0
     (its initial weight when it is fixed). Returns (choice, C, {choice: {C: ll}});
-    ``fits``, a dict, receives the chosen pair's fit on each part's others."""
+    ``fits``, a list, receives the chosen model's fit on each part's others."""
     tables, best = {}, None
     for name in _grid(choices):
         lm = learnable & masks[name]
@@ -1277,8 +1276,7 @@ def choose_pair_layer(parts, param, coef, initial, learnable, masks: dict, choic
         if best is None or table[c] > best[2]:
             best = (name, c, table[c])
             if fits is not None:
-                fits.clear()
-                fits.update({"choice": name, "l2": c, "thetas": got[c]})
+                fits[:] = got[c]
     return best[0], best[1], tables
 
 
@@ -1430,21 +1428,17 @@ def learn_merge_rank_model(mln, dbs, *, query_predicates=None, multiple_database
             parts = [p for p, _ in held_out_parts(models, opt.held_out)]
             parts = [parts[0][0], parts[1][0]]
         masks = pair_feature_masks(formula_of_p, cm, len(names_p))
-        chosen_fits = {}
+        chosen_fits = []
         pair_set, pair_l2, tables = choose_pair_layer(parts, param_p, coef_p, init_p, learn_p, masks,
                                                       opt.pair_features, fits=chosen_fits)
         init_p = np.where(learn_p & ~masks[pair_set], 0.0, init_p)
         learn_p = learn_p & masks[pair_set]
-        fits = []
-        for k, part in enumerate(parts):
-            others = [p for j, p in enumerate(parts) if j != k]
-            # the fit on the others, made while choosing (the same data and options, so the same weights)
-            th = chosen_fits["thetas"][k]
+        for part, th in zip(parts, chosen_fits):
+            # the fit on the other parts, made while choosing (the same data and options, so the same weights)
             apply_pair_layer(part, th, param_p, coef_p)
-            fits.append(th)
         if opt.pair_layer == "mean":
             # a linear score: the mean of the fits' weights scores a pair with the mean of their scores
-            pair_theta = np.mean(fits, axis=0)
+            pair_theta = np.mean(chosen_fits, axis=0)
         else:
             pair_theta = fit_pair_layer(parts, param_p, coef_p, init_p, learn_p, pair_l2)
         info_pair = {"pair_layer_parameters": len(names_p), "pair_layer_cross_fitted_parts": len(parts),
