@@ -30,8 +30,8 @@ imdb_tmdb (.964 / .954) and cora_tokens (.990 / .984), each with its 90 %
 interval above zero; inside the noise it is ahead on cddb (.915 / .908) and
 behind on restaurants (.925 / .936) and Cora SameBib (.982 / .983); it loses
 on Cora SameAuthor (.952 / .990, interval -.066 to -.002: recall .928).
-``--world-splits one-out|halves`` passes the learner's option (default: the
-learner's, one-out); ``--threads N`` the threads of the recipe's learning
+``--world-splits one-out|halves`` and ``--linkage-rule one-se|best`` pass the
+learner's options (default: the learner's); ``--threads N`` the threads of the recipe's learning
 (its held-out splits run in parallel) and inference (default 1: the figures
 are measured two datasets at a time on this 2-core machine).
 ``vs_best_baseline`` in the JSON: the recipe's mean-over-folds difference to
@@ -198,15 +198,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--verbose", action="store_true", help="print the learner's progress")
     ap.add_argument("--world-splits", choices=("one-out", "halves"), default=None,
                     help="the learner's held-out splits of its training folds (default: the learner's)")
+    ap.add_argument("--linkage-rule", choices=("one-se", "best"), default=None,
+                    help="how the learner chooses the linkage on held-out training data (default: the learner's)")
     ap.add_argument("--threads", type=int, default=1,
                     help="threads of the recipe's learning and inference (default 1: the figures are measured two "
                          "datasets at a time on a 2-core machine)")
     args = ap.parse_args(argv)
     if args.threads < 1:
         ap.error(f"--threads must be a positive integer, got {args.threads}")
-    global VERBOSE, WORLD_SPLITS, THREADS
+    global VERBOSE, WORLD_SPLITS, LINKAGE_RULE, THREADS
     VERBOSE = args.verbose
     WORLD_SPLITS = args.world_splits
+    LINKAGE_RULE = args.linkage_rule
     THREADS = args.threads
     root = Path(args.root)
     names = args.datasets.split(",") if args.datasets else sorted(p.name for p in root.iterdir()
@@ -253,6 +256,7 @@ TEMPLATE = REPO_ROOT / "examples" / "er" / "template.mln"
 META_COLUMNS = ("id", "source", "orig_id")
 VERBOSE = False      # the er layout's own columns, not fields
 WORLD_SPLITS = None  # the learner's held-out splits of the training folds (None: its default)
+LINKAGE_RULE = None  # the learner's linkage rule (None: its default)
 THREADS = 1          # threads of the recipe's learning and inference
 
 
@@ -323,7 +327,8 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
     dbs = [Database.from_string(texts[k], mln=mln) for k in train]
     learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
                           log=log if VERBOSE else None,
-                          threads=THREADS, **({"world_splits": WORLD_SPLITS} if WORLD_SPLITS else {}))
+                          threads=THREADS, **({"world_splits": WORLD_SPLITS} if WORLD_SPLITS else {}),
+                          **({"linkage_rule": LINKAGE_RULE} if LINKAGE_RULE else {}))
     learn_s = time.perf_counter() - t0
     learn_cpu = time.process_time() - c0
     t1 = time.perf_counter()

@@ -1,0 +1,136 @@
+"""A generated author-disambiguation set in the layout of
+``../shared/data/er``: development data for the recipe of ``examples/er``
+with the structure of the issue's first failure, outside the eight
+benchmarks its figures are reported on.
+
+    python -m bench.er_authors [--out DIR]   # ~2 s; then
+    python -m bench.workloads.er --root DIR --datasets authors_synth --folds 1-5 --json OUT.json
+
+Why generated: the Febrl development sets (``bench/er_febrl.py``) are person
+records with clusters of 1-6 at the ceiling (.997-.999): a learner change
+can show harm there, never help, and they have nothing of author
+disambiguation, where an ambiguous name's papers must be chained through
+coauthors, topics and venues into big heterogeneous clusters (precision
+high, recall the failure). No public author-disambiguation set is within
+reach here, and Cora's SameAuthor is reported data, not development data.
+
+The generator (seed 0; its spec was written down before any run, as
+``examples/er/README.md`` says under "What changed"):
+
+* 60 ambiguous name blocks, each a surname with one first initial; K
+  authors per block, K = 1 + Poisson(1.2), at most 5, each with a distinct
+  full first name of that initial;
+* an author writes a geometric number of papers (mean 5), at most 20, a block
+  at most 30 (the protocol's cap of 30 on a blocking word's document
+  frequency keeps the surname a blocking word);
+* an author's profile: 3-10 coauthors (from 400 people), 2 of 25 topics
+  (30 words each), 2-3 favourite venues of 40, a career of 4-15 years;
+* one record per paper: ``name`` (the initial alone, ``j smith``, with
+  probability .7, else the full first name), ``coauthors`` (1-4 from the
+  pool, each replaced by a random person with probability .15), ``title``
+  (4 words of one of the author's topics, 2 of a general vocabulary of 300,
+  Zipf-distributed), ``venue`` (a favourite with probability .6), ``year``
+  (uniform over the career);
+* gold the author; five folds by block (a block's papers in one fold).
+
+Seed 0 gives 605 records, 123 authors, clusters of 1-20 papers (median 4),
+folds of 89-164 records. Measured 2026-11-28 (five folds, pairwise F1):
+LR + closure .936, LR + CC .895, the recipe .890 (precision .865: it
+over-merges); ``examples/er/README.md`` has the table and what was tried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import string
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.er_cora import _write
+from bench.harness import RESULTS_DIR
+
+DEFAULT_OUT = RESULTS_DIR / "er_dev_authors"
+NAME = "authors_synth"
+BLOCKS, PEOPLE, TOPICS, TOPIC_WORDS, VENUES, GENERAL = 60, 400, 25, 30, 40, 300
+MAX_AUTHORS, MAX_PAPERS, MAX_BLOCK = 5, 20, 30
+FIRST = {c: [f"{c}{s}" for s in ("ohn", "ames", "ane", "ulia", "ack", "orge", "ean", "ules")]
+         for c in string.ascii_lowercase}
+
+
+def _word(rng, n: int, prefix: str) -> list[str]:
+    """``n`` distinct pronounceable words (a fixed alphabet of syllables)."""
+    syl = [a + b for a in "bdfgklmnprstvz" for b in "aeiou"]
+    out: set[str] = set()
+    while len(out) < n:
+        out.add(prefix + "".join(rng.choice(syl, size=rng.integers(2, 4))))
+    return sorted(out)
+
+
+def generate(seed: int = 0) -> tuple[pd.DataFrame, list[str], list[int]]:
+    """(records, gold cluster per record, fold per record)."""
+    rng = np.random.default_rng(seed)
+    surnames = _word(rng, BLOCKS + PEOPLE, "")
+    rng.shuffle(surnames)
+    block_names, people_surnames = surnames[:BLOCKS], surnames[BLOCKS:]
+    people = [f"{s} {rng.choice(list(string.ascii_lowercase))}" for s in people_surnames]
+    topics = [_word(rng, TOPIC_WORDS, "") for _ in range(TOPICS)]
+    general = _word(rng, GENERAL, "")
+    zipf = 1.0 / np.arange(1, GENERAL + 1)
+    zipf /= zipf.sum()
+    venues = [f"conf {w}" for w in _word(rng, VENUES, "")]
+    rows, gold, folds = [], [], []
+    block_fold = rng.permutation(BLOCKS) % 5 + 1
+    for b, surname in enumerate(block_names):
+        initial = rng.choice(list("abcdefghjklmnprstw"))
+        k = int(min(MAX_AUTHORS, 1 + rng.poisson(1.2)))
+        firsts = rng.choice(FIRST[initial], size=k, replace=False)
+        papers_left = MAX_BLOCK
+        for a in range(k):
+            n = int(min(MAX_PAPERS, 1 + rng.geometric(1 / 5.0) - 1, papers_left))
+            if n <= 0:
+                break
+            papers_left -= n
+            pool = list(rng.choice(people, size=int(rng.integers(3, 11)), replace=False))
+            mine = rng.choice(TOPICS, size=2, replace=False)
+            fav = list(rng.choice(venues, size=int(rng.integers(2, 4)), replace=False))
+            start = int(rng.integers(1985, 2006))
+            span = int(rng.integers(4, 16))
+            for p in range(n):
+                name = f"{initial} {surname}" if rng.random() < 0.7 else f"{firsts[a]} {surname}"
+                co = list(rng.choice(pool, size=min(len(pool), int(rng.integers(1, 5))), replace=False))
+                co = [str(rng.choice(people)) if rng.random() < 0.15 else c for c in co]
+                t = topics[int(rng.choice(mine))]
+                title = list(rng.choice(t, size=4, replace=False)) + list(rng.choice(general, size=2, p=zipf))
+                rng.shuffle(title)
+                venue = str(rng.choice(fav)) if rng.random() < 0.6 else str(rng.choice(venues))
+                year = int(rng.integers(start, min(2010, start + span) + 1))
+                rows.append({"id": f"P{len(rows):05d}", "name": name, "coauthors": "; ".join(sorted(set(co))),
+                             "title": " ".join(title), "venue": venue, "year": str(year)})
+                gold.append(f"A{b:03d}_{a}")
+                folds.append(int(block_fold[b]))
+    return pd.DataFrame(rows), gold, folds
+
+
+def make(out_root: Path = DEFAULT_OUT, seed: int = 0) -> Path:
+    """Write ``authors_synth`` under ``out_root`` (once)."""
+    out = Path(out_root) / NAME
+    if (out / "records.csv").exists():
+        return out
+    recs, gold, folds = generate(seed)
+    _write(out, recs, gold, folds, ["name", "coauthors", "title", "venue"], ("year",),
+           origin=f"{NAME}: generated author disambiguation, seed {seed} (bench/er_authors.py)")
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    print(make(a.out, a.seed))
+
+
+if __name__ == "__main__":
+    main()
