@@ -693,14 +693,17 @@ def test_linkage_rule_option_logged_and_checked():
     mln = MLN.from_string(model)
     db = Database.from_string(text, mln=mln)
     logs = []
-    learned = learn_model(mln, db, query_predicates=["Same"], method="samplerank", log=logs.append)
+    learned = learn_model(mln, db, query_predicates=["Same"], method="samplerank", log=logs.append,
+                          linkage_rule="one-se")
     stats = learned.result.stats
     assert stats["linkage_rule"] == "one-se" and stats["linkage_held_out_best"] in ("all", "max", "sum")
     assert any("one-standard-error rule" in line for line in logs)
-    best = learn_model(mln, db, query_predicates=["Same"], method="samplerank", linkage_rule="best")
+    logs = []
+    best = learn_model(mln, db, query_predicates=["Same"], method="samplerank", log=logs.append)   # the default
     assert best.result.stats["linkage_rule"] == "best"
     assert best.result.stats["linkage"] == best.result.stats["linkage_held_out_best"] or \
         best.result.stats["linkage_held_out_best"] is None
+    assert any(f"linkage by the highest held-out F1: {best.result.stats['linkage']}" in line for line in logs)
     with pytest.raises(OptionError, match="linkage rule must be one of"):
         learn_model(mln, db, query_predicates=["Same"], method="samplerank", linkage_rule="median")
 

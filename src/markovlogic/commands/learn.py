@@ -109,8 +109,9 @@ def learn_command(
              "held-out choices and the pair layer's cross-fitting."),
     linkage_rule: Optional[str] = typer.Option(
         None, "--linkage-rule",
-        help="samplerank --inference agglomerative: how the linkage is chosen on held-out training data: one-se "
-             "(default: the first of max, mean, sum, min, all within one standard error of the best) or best."),
+        help="samplerank --inference agglomerative: how the linkage is chosen on held-out training data: best "
+             "(default: the highest held-out F1) or one-se (the first of max, mean, sum, min, all within one "
+             "standard error of the best)."),
     world_splits: Optional[str] = typer.Option(
         None, "--world-splits",
         help="samplerank --inference agglomerative on two or more training worlds (-multipleDatabases): the "
