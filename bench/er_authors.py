@@ -90,7 +90,7 @@ def generate(seed: int = 0) -> tuple[pd.DataFrame, list[str], list[int]]:
         firsts = rng.choice(FIRST[initial], size=k, replace=False)
         papers_left = MAX_BLOCK
         for a in range(k):
-            n = int(min(MAX_PAPERS, 1 + rng.geometric(1 / 5.0) - 1, papers_left))
+            n = int(min(MAX_PAPERS, rng.geometric(1 / 5.0), papers_left))    # at least 1, mean 5
             if n <= 0:
                 break
             papers_left -= n

@@ -328,8 +328,8 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
     dbs = [Database.from_string(texts[k], mln=mln) for k in train]
     learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
                           log=log if VERBOSE else None,
-                          threads=THREADS, **({"world_splits": WORLD_SPLITS} if WORLD_SPLITS else {}),
-                          **({"linkage_rule": LINKAGE_RULE} if LINKAGE_RULE else {}))
+                          threads=THREADS, **{k: v for k, v in (("world_splits", WORLD_SPLITS),
+                                                                 ("linkage_rule", LINKAGE_RULE)) if v})
     learn_s = time.perf_counter() - t0
     learn_cpu = time.process_time() - c0
     t1 = time.perf_counter()
