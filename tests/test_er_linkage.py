@@ -118,6 +118,33 @@ def test_each_linkage_feature_scored_by_hand():
     assert sc.dphi[base + 1] == pytest.approx(max(b_cd) - b_a)
 
 
+def test_sum_linkage_with_a_per_pair_prior_is_correlation_clustering_with_an_offset():
+    """``link count(x, y in Same: linked(x, y))`` counts a merge's candidate
+    cross pairs: with the sum linkage it is the offset o of correlation
+    clustering, a merge scoring the sum of (score + o) over its candidate cross
+    pairs and the non-candidate pairs' penalty over the rest, exactly what the
+    bench's "LR + correlation clustering" sums (examples/er/template.mln)."""
+    o, w, pen = 0.7, 1.3, -5.0
+    model = _model(f"""candidates(x, y in Same: HasWord(x, u) ^ HasWord(y, u))
+{w} link sum(x, y in Same: jaccard(x, y, HasWord))
+{o} link count(x, y in Same: linked(x, y))
+{pen} link count(x, y in Same: !linked(x, y))
+""")
+    names, jac = _jaccard(WORDSETS)
+    idx = {nm: i for i, nm in enumerate(names)}
+    share = {(a, b): bool(WORDSETS[a] & WORDSETS[b]) for a in names for b in names}
+    weights = np.array([w, o, pen])
+    for labels, A, B in (([0, 0, 1, 1, 2], "AB", "CD"), ([0, 0, 1, 1, 2], "AB", "E"), ([0, 1, 1, 1, 2], "A", "BCD"),
+                         ([0, 1, 2, 3, 4], "A", "C"), ([0, 0, 0, 1, 1], "ABC", "DE")):
+        vals = _link_values(model, labels, list(A), list(B))
+        cross = [(a, b) for a in A for b in B]
+        linked = [(a, b) for a, b in cross if share[(a, b)]]
+        assert vals == pytest.approx([sum(jac[idx[a], idx[b]] for a, b in linked), len(linked),
+                                      len(cross) - len(linked)])
+        expected = sum(w * jac[idx[a], idx[b]] + o for a, b in linked) + pen * (len(cross) - len(linked))
+        assert float(weights @ vals) == pytest.approx(expected)
+
+
 def test_candidates_restrict_pairs_and_similarities():
     # candidates: records sharing W1 only; the pair feature then holds for those pairs alone
     model = _model("candidates(x, y in Same: HasWord(x, W1) ^ HasWord(y, W1))\n"
@@ -371,6 +398,7 @@ def test_the_recipe_template_fills_and_parses(tmp_path):
     mln = MLN.from_file(str(model))
     Database.from_string((tmp_path / "ev.db").read_text(encoding="utf-8"), mln=mln)
     assert any(f.link and f.kind == "max" for f in mln.set_features)
+    assert "0 link count(x, y in Same: linked(x, y))" in text      # the per-pair prior: CC's offset
 
 
 def test_linkage_family_is_chosen_on_held_out_data_and_can_be_fixed():
