@@ -36,8 +36,9 @@ The generator (seed 0; its spec was written down before any run, as
 Seed 0 gives 605 records, 123 authors, clusters of 1-20 papers (median 4),
 folds of 89-164 records. Measured 2026-11-28 (five folds, pairwise F1):
 LR + closure .936, LR + CC .895, the recipe .890 with the one-standard-error
-linkage rule (precision .865: it over-merges) and .912 with the highest
-held-out F1, the default since; ``examples/er/README.md`` has the table and
+linkage rule (precision .865: it over-merges), .912 with the highest
+held-out F1 (change 8) and .923 with the cluster layer's per-pair prior
+(change 9), the defaults since; ``examples/er/README.md`` has the table and
 what was tried.
 """
 
