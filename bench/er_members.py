@@ -1,0 +1,103 @@
+"""Every linkage member of the recipe, per test fold: its held-out F1 (the
+learner's choice among members) and its test F1, for judging a linkage
+selection rule on development data (never on a reported dataset).
+
+    python -m bench.er_members --root DIR --datasets authors_synth --folds 1-5 --json OUT.json
+
+Per fold: the recipe as ``bench.workloads.er`` runs it (its F1 is the
+recipe's), then every other member of the linkage grid retrained with the
+update rule and setting the recipe chose, its set-level features chosen as
+the learner chooses them, and clustered on the test fold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from bench import er_data as E
+from bench.workloads import er as W
+
+
+def _score(ds, test, learned, texts):
+    from markovlogic import Database
+
+    test_db = Database.from_string(texts[test], mln=learned.mln)
+    answer = learned.mln.map(test_db, queries="Same", method="agglomerative")
+    part = answer.parts[0]
+    members = np.flatnonzero(ds.fold == test)
+    pos = {r: i for i, r in enumerate(ds.ids[members])}
+    labels = np.arange(len(members))
+    for i, name in enumerate(part.model.mention_names):
+        labels[pos[name]] = len(members) + int(part.labels[i])
+    return E.scores(labels, ds.cluster[members])
+
+
+def run_fold(ds, test, log=print) -> dict:
+    from markovlogic import MLN, Database
+    from markovlogic.derive.records import fill_template
+    from markovlogic.learn.merge_rank import MergeRankOptions, learn_merge_rank_model
+
+    train = [k for k in ds.folds() if k != test]
+    train_members = np.flatnonzero(np.isin(ds.fold, train))
+    fields = W.recipe_fields(ds, train_members)
+    texts, decls = {}, None
+    for k in ds.folds():
+        texts[k], d = W.fold_evidence(ds, k, fields, truth=(k != test))
+        decls = decls or d
+    model_text = fill_template(W.TEMPLATE.read_text(), fields, source=ds.clean_clean, declarations=decls,
+                               frame=ds.records.iloc[train_members])
+    mln = MLN.from_string(model_text)
+    dbs = [Database.from_string(texts[k], mln=mln) for k in train]
+    base = MergeRankOptions()
+    t = time.perf_counter()
+    learned = learn_merge_rank_model(mln, dbs, query_predicates=["Same"], multiple_databases=True, options=base)
+    st = learned.result.stats
+    held = {r["linkage"]: r["held_out_f1"] for r in learned.result.selection
+            if "linkage" in r and "set_features" not in r}
+    chosen = st["linkage"]
+    out = {"fold": test, "chosen": chosen, "update": st["update"], "epochs": st["epochs"], "C": st["C"],
+           "l2": st["l2"], "members": {}}
+    sc = _score(ds, test, learned, texts)
+    out["members"][chosen] = {"held_out_f1": held.get(chosen), "set_features": st["set_features"], **sc}
+    log(f"{ds.name} fold {test}: chosen {chosen} F1 {sc['pairwise_f1']:.4f} held-out "
+        + ", ".join(f"{k} {v:.4f}" for k, v in held.items()) + f" ({time.perf_counter() - t:.0f} s)")
+    fixed = dict(update=st["update"], epochs=st["epochs"])
+    if st["C"] is not None:
+        fixed["C"] = st["C"]
+    if st["l2"] is not None:
+        fixed["l2"] = st["l2"]
+    for v in base.linkage:
+        if v == chosen:
+            continue
+        opt = replace(base, linkage=(v,), **fixed)
+        lv = learn_merge_rank_model(mln, dbs, query_predicates=["Same"], multiple_databases=True, options=opt)
+        sv = _score(ds, test, lv, texts)
+        out["members"][v] = {"held_out_f1": held.get(v), "set_features": lv.result.stats["set_features"], **sv}
+        log(f"  member {v}: F1 {sv['pairwise_f1']:.4f} (set features {lv.result.stats['set_features']}) "
+            f"({time.perf_counter() - t:.0f} s)")
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m bench.er_members", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--datasets", required=True)
+    ap.add_argument("--folds", default="1-5")
+    ap.add_argument("--json", required=True)
+    args = ap.parse_args(argv)
+    rows = {}
+    for name in args.datasets.split(","):
+        ds = E.load(Path(args.root) / name, name)
+        rows[name] = [run_fold(ds, k) for k in E.parse_folds(args.folds)]
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
