@@ -38,10 +38,14 @@ folds of 89-164 records. Measured 2026-11-28 (five folds, pairwise F1):
 LR + closure .936, LR + CC .895, the recipe .890 with the one-standard-error
 linkage rule (precision .865: it over-merges), .912 with the highest
 held-out F1 (change 8) and .923 with the cluster layer's per-pair prior
-(change 9), the defaults since. Seed 1 (652 records, 131 authors), run
+(change 9, reverted since). Seed 1 (652 records, 131 authors), run
 after change 9's adoption: LR + closure .853, LR + CC .879, the recipe .938
-at change 8 and .925 at change 9 (its gain on seed 0 did not replicate);
-``examples/er/README.md`` has the table and what was tried.
+at change 8 and .925 at change 9 (its gain on seed 0 did not replicate).
+Seeds 2-4 (564, 650, 654 records), generated after a rule to re-decide
+change 9 was written down: LR + closure .802 / .851 / .785, LR + CC .865 /
+.881 / .891, the recipe at change 8 .925 / .913 / .935 and at change 9
+.910 / .897 / .945; change 9 was reverted (15-fold means .924 and .917).
+``examples/er/README.md`` has the tables and what was tried.
 """
 
 from __future__ import annotations
