@@ -30,12 +30,7 @@ def _score(ds, test, learned, texts):
 
     test_db = Database.from_string(texts[test], mln=learned.mln)
     answer = learned.mln.map(test_db, queries="Same", method="agglomerative")
-    part = answer.parts[0]
-    members = np.flatnonzero(ds.fold == test)
-    pos = {r: i for i, r in enumerate(ds.ids[members])}
-    labels = np.arange(len(members))
-    for i, name in enumerate(part.model.mention_names):
-        labels[pos[name]] = len(members) + int(part.labels[i])
+    members, _, labels = W.fold_labels(ds, test, answer.parts[0])
     return E.scores(labels, ds.cluster[members])
 
 

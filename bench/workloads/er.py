@@ -344,11 +344,7 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
     infer_s = time.perf_counter() - t1
     infer_cpu = time.process_time() - c1
     part = answer.parts[0]
-    members = np.flatnonzero(ds.fold == test)
-    pos = {r: i for i, r in enumerate(ds.ids[members])}
-    labels = np.arange(len(members))
-    for i, name in enumerate(part.model.mention_names):
-        labels[pos[name]] = len(members) + int(part.labels[i])
+    members, pos, labels = fold_labels(ds, test, part)
     stats = learned.result.stats
     r = {"dataset": ds.name, "fold": test, "system": "mln", **E.scores(labels, ds.cluster[members]),
          "hyperparameters": {k: stats.get(k) for k in ("update", "epochs", "C", "l2", "linkage", "linkage_rule",
@@ -364,6 +360,18 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
                                                                                    part.model.mention_names]]),
          "candidate_pairs": int(part.model.stats.get("candidate_pairs", -1))}
     return r
+
+
+def fold_labels(ds: E.Dataset, test: int, part):
+    """The test fold's records (positions in ``ds``), each record id's index
+    among them, and their cluster labels from the recipe's answer ``part``
+    (a record the model has no mention of stays a singleton)."""
+    members = np.flatnonzero(ds.fold == test)
+    pos = {r: i for i, r in enumerate(ds.ids[members])}
+    labels = np.arange(len(members))
+    for i, name in enumerate(part.model.mention_names):
+        labels[pos[name]] = len(members) + int(part.labels[i])
+    return members, pos, labels
 
 
 def _model_blocking_recall(model, gold: np.ndarray) -> float:
