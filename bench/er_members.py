@@ -35,21 +35,9 @@ def _score(ds, test, learned, texts):
 
 
 def run_fold(ds, test, log=print) -> dict:
-    from markovlogic import MLN, Database
-    from markovlogic.derive.records import fill_template
     from markovlogic.learn.merge_rank import MergeRankOptions, learn_merge_rank_model
 
-    train = [k for k in ds.folds() if k != test]
-    train_members = np.flatnonzero(np.isin(ds.fold, train))
-    fields = W.recipe_fields(ds, train_members)
-    texts, decls = {}, None
-    for k in ds.folds():
-        texts[k], d = W.fold_evidence(ds, k, fields, truth=(k != test))
-        decls = decls or d
-    model_text = fill_template(W.TEMPLATE.read_text(), fields, source=ds.clean_clean, declarations=decls,
-                               frame=ds.records.iloc[train_members])
-    mln = MLN.from_string(model_text)
-    dbs = [Database.from_string(texts[k], mln=mln) for k in train]
+    mln, dbs, texts = W.recipe_inputs(ds, test)
     base = MergeRankOptions()
     t = time.perf_counter()
     learned = learn_merge_rank_model(mln, dbs, query_predicates=["Same"], multiple_databases=True, options=base)
@@ -82,16 +70,42 @@ def run_fold(ds, test, log=print) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m bench.er_members", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--root", required=True)
-    ap.add_argument("--datasets", required=True)
-    ap.add_argument("--folds", default="1-5")
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--root", required=True, help="a folder of datasets in ../shared/data/er's layout")
+    ap.add_argument("--datasets", required=True, help="comma-separated dataset folders under --root")
+    ap.add_argument("--folds", default="1-5", help="test folds, e.g. 1-5 or 1,3")
+    ap.add_argument("--json", required=True, help="where the member table is written (a new or an output file)")
     args = ap.parse_args(argv)
+    root = Path(args.root)
+    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+    if not names:
+        ap.error("--datasets: no dataset named")
+    inputs = set()
+    for name in names:
+        for f in ("records.csv", "gold.csv", "folds.csv", "schema.mln"):
+            if not (root / name / f).is_file():
+                ap.error(f"--root/--datasets: {root / name / f} not found (a dataset folder holds records.csv, "
+                         "gold.csv, folds.csv and schema.mln)")
+            inputs.add((root / name / f).resolve())
+    try:
+        folds = E.parse_folds(args.folds)
+    except ValueError:
+        folds = []
+    if not folds:
+        ap.error(f"--folds {args.folds!r}: give test folds as 1-5, 1,3 or both mixed")
+    out = Path(args.json)
+    if not out.parent.is_dir():
+        ap.error(f"--json: folder {out.parent} does not exist")
+    if out.resolve() in inputs:
+        ap.error(f"--json {out}: that is an input file of the datasets; give a new path")
+    data = {name: E.load(root / name, name) for name in names}
+    for name, ds in data.items():
+        missing = [k for k in folds if k not in ds.folds()]
+        if missing:
+            ap.error(f"--folds: {name} has no fold {missing[0]} (its folds: {', '.join(map(str, ds.folds()))})")
     rows = {}
-    for name in args.datasets.split(","):
-        ds = E.load(Path(args.root) / name, name)
-        rows[name] = [run_fold(ds, k) for k in E.parse_folds(args.folds)]
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    for name, ds in data.items():
+        rows[name] = [run_fold(ds, k) for k in folds]
+        out.write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

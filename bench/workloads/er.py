@@ -307,21 +307,16 @@ def fold_evidence(ds: E.Dataset, fold: int, fields, truth: bool) -> str:
     return text, decls
 
 
-def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
-    """The recipe on one test fold: fill the template with the fields of the
-    training records, learn on the training folds (one world each), cluster the
-    test fold by agglomerative MAP, score with the baselines' code."""
-    import resource
-
+def recipe_inputs(ds: E.Dataset, test: int):
+    """The recipe for test fold ``test``: the template filled with the
+    training records' fields, one training world per other fold (with its
+    true Same atoms), and every fold's evidence text."""
     from markovlogic import MLN, Database
     from markovlogic.derive.records import fill_template
-    from markovlogic.learn.api import learn_model
 
     train = [k for k in ds.folds() if k != test]
     train_members = np.flatnonzero(np.isin(ds.fold, train))
     fields = recipe_fields(ds, train_members)
-    t0 = time.perf_counter()
-    c0 = time.process_time()
     texts = {}
     decls = None
     for k in ds.folds():
@@ -331,6 +326,21 @@ def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
                                declarations=decls, frame=ds.records.iloc[train_members])
     mln = MLN.from_string(model_text)
     dbs = [Database.from_string(texts[k], mln=mln) for k in train]
+    return mln, dbs, texts
+
+
+def run_mln(ds: E.Dataset, test: int, log=print) -> dict:
+    """The recipe on one test fold: fill the template with the fields of the
+    training records, learn on the training folds (one world each), cluster the
+    test fold by agglomerative MAP, score with the baselines' code."""
+    import resource
+
+    from markovlogic import Database
+    from markovlogic.learn.api import learn_model
+
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    mln, dbs, texts = recipe_inputs(ds, test)
     learned = learn_model(mln, dbs, query_predicates=["Same"], method="samplerank", multiple_databases=True,
                           log=log if VERBOSE else None,
                           threads=THREADS, **{k: v for k, v in (("world_splits", WORLD_SPLITS),
