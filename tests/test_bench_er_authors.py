@@ -38,3 +38,31 @@ def test_authors_synth_follows_its_spec_and_loads(tmp_path):
     stamp = (out / "records.csv").stat().st_mtime_ns
     er_authors.make(tmp_path)
     assert (out / "records.csv").stat().st_mtime_ns == stamp
+
+
+def test_low_ambiguity_profile_follows_its_spec(tmp_path):
+    """Most name blocks one author, clusters up to the block cap, three name forms and a few typos;
+    the default profile is untouched (the test above) and an unknown profile is refused."""
+    recs, gold, folds = er_authors.generate(10, "low-ambiguity")
+    gold = np.asarray(gold)
+    blocks = np.array([g.split("_")[0] for g in gold])
+    per_block = {b: len(set(gold[blocks == b])) for b in set(blocks)}
+    assert np.mean([k == 1 for k in per_block.values()]) > 0.6
+    sizes = np.unique(gold, return_counts=True)[1]
+    assert sizes.max() > er_authors.MAX_PAPERS and sizes.max() <= er_authors.MAX_BLOCK
+    words = recs["name"].str.split()
+    initial_first = (words.str[0].str.len() == 1).mean()
+    initial_last = (words.str[-1].str.len() == 1).mean()
+    assert 0.4 < initial_first < 0.6 and 0.1 < initial_last < 0.3
+    # typos: some authors' records carry more than one spelling of the surname
+    surname = np.where(words.str[-1].str.len() == 1, words.str[0], words.str[-1])
+    spellings = recs.assign(c=gold, s=surname).groupby("c")["s"].nunique()
+    assert (spellings > 1).any() and (spellings > 1).mean() < 0.6
+    try:
+        er_authors.generate(0, "nope")
+    except ValueError as e:
+        assert "nope" in str(e)
+    else:
+        raise AssertionError("an unknown profile must be refused")
+    out = er_authors.make(tmp_path, seed=10, profile="low-ambiguity")
+    assert E.load(out).records.equals(recs)
