@@ -155,7 +155,7 @@ def phi(md, j, size, wq, mx, mn, dist):
     return 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def cluster_within(md, st, c, wq):
     """Within sums per quantity of cluster ``c`` over its ordered pairs of
     distinct members: the sparse part kept in the state plus the low-rank
@@ -166,7 +166,7 @@ def cluster_within(md, st, c, wq):
         wq[md.lr_q[r]] += md.lr_coef[r] * (st.su[r, c] * st.sv[r, c] - st.suv[r, c])
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def cluster_phi_sum(md, st, c, wq):
     """sum_j w_sf[j] * phi_j(c)."""
     if len(md.sf_kind) == 0:
@@ -180,13 +180,13 @@ def cluster_phi_sum(md, st, c, wq):
 
 # ---------------------------------------------------------------- membership
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _list_add(arr, pos, k, c):
     pos[c] = k
     arr[k] = c
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _list_remove(arr, pos, counts, which, c):
     k = pos[c]
     last = counts[which] - 1
@@ -197,7 +197,7 @@ def _list_remove(arr, pos, counts, which, c):
     counts[which] = last
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _set_multi(st, c):
     """Keep ``multi`` in step with the size of cluster ``c``."""
     listed = st.multi_pos[c] >= 0
@@ -208,7 +208,7 @@ def _set_multi(st, c):
         _list_remove(st.multi, st.multi_pos, st.counts, 1, c)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _new_cluster(st):
     st.counts[2] -= 1
     c = st.free[st.counts[2]]
@@ -219,7 +219,7 @@ def _new_cluster(st):
     return c
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _free_cluster(st, c):
     _list_remove(st.active, st.active_pos, st.counts, 0, c)
     if st.multi_pos[c] >= 0:
@@ -230,7 +230,7 @@ def _free_cluster(st, c):
     st.counts[2] += 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _link(st, i, c):
     st.label[i] = c
     h = st.head[c]
@@ -242,7 +242,7 @@ def _link(st, i, c):
     st.size[c] += 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _unlink(st, i):
     c = st.label[i]
     p = st.prv[i]
@@ -256,7 +256,7 @@ def _unlink(st, i):
     st.size[c] -= 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def members(st, c, out):
     """Write the members of cluster ``c`` to ``out``; return their number."""
     k = 0
@@ -270,7 +270,7 @@ def members(st, c, out):
 
 # ---------------------------------------------------------------- statistics from scratch
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _distinct(md, st, a, mem, k):
     """Distinct values of attribute ``a`` over mentions ``mem[:k]``."""
     st.stamp[0] += 1
@@ -286,7 +286,7 @@ def _distinct(md, st, a, mem, k):
     return float(d)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def recompute_cluster(md, st, c):
     """Rebuild every statistic of cluster ``c`` from its members."""
     k = members(st, c, st.buf)
@@ -458,7 +458,7 @@ def _lk_add(md, sc, slot, p):
             sc.lk[k, slot, 2] = v
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def lk_value(md, sc, slot, k, ncross):
     """Value of linkage feature ``k`` on cross-pair set ``slot`` of ``ncross`` pairs."""
     kind = md.lk_kind[k]
@@ -489,7 +489,7 @@ def _lk_into(md, sc, slot, sign, ncross):
         sc.dphi[base + k] += sign * lk_value(md, sc, slot, k, ncross)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _slot_phi_into(md, sc, slot, sign):
     """Add ``sign * phi_j`` of the cluster summarised in ``slot`` to
     ``sc.dphi[Q + j]``."""
@@ -504,7 +504,7 @@ def _slot_phi_into(md, sc, slot, sign):
         sc.dphi[Q + j] += sign * phi(md, j, sc.size[slot], sc.wq, sc.mx[:, slot], sc.mn[:, slot], sc.dist[:, slot])
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _state_phi_into(md, st, sc, c, sign):
     if len(md.sf_kind) == 0:
         return
@@ -514,7 +514,7 @@ def _state_phi_into(md, st, sc, c, sign):
         sc.dphi[Q + j] += sign * phi(md, j, st.size[c], sc.wq, st.mx[:, c], st.mn[:, c], st.dist[:, c])
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _dphi_pairs(md, sc, sign):
     """``sc.dphi[:Q] = sign * sc.cq``; the set-level and linkage parts zeroed."""
     Q = md.n_q
@@ -524,7 +524,7 @@ def _dphi_pairs(md, sc, sign):
         sc.dphi[Q + j] = 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _weighted(md, sc):
     """``w . dphi``: the score change of the proposal just evaluated."""
     Q = md.n_q
@@ -539,7 +539,7 @@ def _weighted(md, sc):
     return d
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _copy_to_slot(md, st, sc, c, slot):
     sc.size[slot] = st.size[c]
     for r in range(len(md.lr_q)):
@@ -555,7 +555,7 @@ def _copy_to_slot(md, st, sc, c, slot):
         sc.dist[a, slot] = st.dist[a, c]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _write_slot(md, st, sc, slot, c):
     for r in range(len(md.lr_q)):
         st.su[r, c] = sc.su[r, slot]
@@ -570,13 +570,13 @@ def _write_slot(md, st, sc, slot, c):
         st.dist[a, c] = sc.dist[a, slot]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _inv_deg(md, i):
     d = md.indptr[i + 1] - md.indptr[i]
     return 1.0 / d if d > 0 else 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def cross_clusters(md, st, sc, A, B):
     """Cross sums between clusters ``A`` and ``B`` into ``sc.cs`` (sparse),
     ``sc.cq`` (total), ``sc.cmx``/``sc.cmn``; returns the edge weight
@@ -620,7 +620,7 @@ def cross_clusters(md, st, sc, A, B):
     return ew
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", no_cpython_wrapper=True)
 def _hard_ok(md, sign, cq):
     """A move adding ``sign * cq`` to the co-clustered sums keeps the hard
     must-link / cannot-link constraints."""
@@ -683,7 +683,7 @@ def apply_merge(md, st, sc, A, B):
     return keep
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _side_summaries(md, st, sc, c, k):
     """Summaries of the two sides (``st.side`` 0/1 of ``st.buf[:k]``, members of
     ``c``) into slots 0 and 1, and their sparse cross sums into ``sc.cs``
@@ -788,7 +788,7 @@ def apply_split(md, st, sc, c, k):
     return b
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, no_cpython_wrapper=True)
 def _recompute_slot(md, st, sc, c, skip, slot):
     """Numeric maxima/minima and distinct counts of cluster ``c`` without
     member ``skip`` into ``slot`` (other fields untouched)."""
