@@ -50,10 +50,8 @@ def _world_on(net, answer) -> np.ndarray:
 @pytest.mark.parametrize("name", ["cse", "class"])
 def test_ray_map_has_the_local_optimum_cost(cluster, name):
     mln, dbs, queries = _load(name)
-    # the local run first: its kernels are compiled (or loaded) once here, and the Ray workers load them
-    # from numba's cache instead of compiling the same ones side by side
-    local = api.map_inference(mln, dbs, queries, method="ilp", threads=1)
     remote = api.map_inference(mln, dbs, queries, method="ilp", ray_address="auto")
+    local = api.map_inference(mln, dbs, queries, method="ilp", threads=1)
     assert remote.optimal and local.optimal
     assert remote.stats["distributed"] and remote.stats["ground_parts"] == 2
     assert remote.network.n_atoms == local.network.n_atoms
@@ -86,8 +84,8 @@ def test_ray_maxwalksat_on_class(cluster):
 
 def test_ray_marginals_within_sampling_noise(cluster):
     mln, dbs, queries = _load("class")
-    a = api.marginal_inference(mln, dbs, queries, method="mcsat", threads=1, samples=300, seed=1).as_dict()
     remote = api.marginal_inference(mln, dbs, queries, method="mcsat", ray_address="auto", samples=300, seed=1)
+    a = api.marginal_inference(mln, dbs, queries, method="mcsat", threads=1, samples=300, seed=1).as_dict()
     b = api.marginal_inference(mln, dbs, queries, method="mcsat", threads=1, samples=300, seed=2).as_dict()
     r = remote.as_dict()
     assert set(r) == set(a)
@@ -102,8 +100,8 @@ def test_ray_per_database_grounding_learns_the_local_weights(cluster):
     mln = MLN.from_file("examples/smokers/smokers.mln")
     db = Database.from_file("examples/smokers/evidence.db", mln=mln)
     kwargs = dict(query_predicates=["Cancer"], method="pll", multiple_databases=True)
-    local = mln.learn([db, db], threads=1, **kwargs)
     remote = mln.learn([db, db], ray_address="auto", **kwargs)
+    local = mln.learn([db, db], threads=1, **kwargs)
     assert [f.weight for f in remote.formulas] == pytest.approx([f.weight for f in local.formulas])
 
 
